@@ -1,0 +1,8 @@
+//! toolgate's decision core. Pure: no I/O, no clock, no globals. Everything it
+//! needs (home directory, working directory, the policy) is handed in.
+#![forbid(unsafe_code)]
+
+pub mod model;
+pub mod normalize;
+pub mod paths;
+pub mod shell;

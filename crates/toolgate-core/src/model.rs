@@ -1,0 +1,236 @@
+//! The public wire types: [`ToolCall`] in, [`Decision`] out (DESIGN.md §3).
+//!
+//! These are contracts. Fields are only ever added, never renamed or removed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// One tool call as an agent runtime reports it, before normalization.
+///
+/// Only `tool` and `params` are required; unknown extra fields are ignored so
+/// any runtime's payload can be passed through as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The runtime's own tool name (`exec`, `Bash`, `run_shell_command`, `mcp__fs__write_file`, …).
+    pub tool: String,
+    /// The tool's parameters with the runtime's own field names.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// The runtime's id for this call, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The agent that made the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The session the call belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The channel the session talks on (telegram, slack, cli, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// The working directory relative paths resolve against; also the default workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Who asked for the call (the requester can never approve it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester: Option<Requester>,
+}
+
+/// The person or system on whose behalf the agent acts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requester {
+    /// A stable identity (user id, sender id).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A role name such as `owner` or `guest`.
+    #[serde(default)]
+    pub role: Option<String>,
+}
+
+/// The three answers toolgate gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The call may run.
+    Allow,
+    /// The call may run only after approval.
+    Escalate,
+    /// The call must not run; no approval can unlock it.
+    Block,
+}
+
+impl Verdict {
+    /// The lowercase wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Escalate => "escalate",
+            Verdict::Block => "block",
+        }
+    }
+
+    /// The stricter of two verdicts (block > escalate > allow).
+    pub fn strictest(self, other: Verdict) -> Verdict {
+        self.max(other)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Seed 001's risk taxonomy; ordered from harmless to high impact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RiskClass {
+    /// Read only, no external mutation.
+    R0,
+    /// Local workspace mutation.
+    R1,
+    /// External read or low-impact external action.
+    R2,
+    /// External mutation or irreversible side effect.
+    R3,
+    /// High impact: destructive system commands, security boundary changes.
+    R4,
+}
+
+impl RiskClass {
+    /// The wire name (`"R0"` … `"R4"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskClass::R0 => "R0",
+            RiskClass::R1 => "R1",
+            RiskClass::R2 => "R2",
+            RiskClass::R3 => "R3",
+            RiskClass::R4 => "R4",
+        }
+    }
+
+    /// Parses `"R0"` … `"R4"` (case-insensitive).
+    pub fn parse(s: &str) -> Option<RiskClass> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "R0" => Some(RiskClass::R0),
+            "R1" => Some(RiskClass::R1),
+            "R2" => Some(RiskClass::R2),
+            "R3" => Some(RiskClass::R3),
+            "R4" => Some(RiskClass::R4),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RiskClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The layer that decided (or, for an allow, the last one consulted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// Explicit policy rules, never-block and always-ask lists.
+    Policy,
+    /// Shell analysis and the dangerous-operation catalogue for exec calls.
+    Exec,
+    /// Scope profiles (permitted / prohibited actions).
+    Scope,
+    /// Risk class and clarity × stakes score.
+    Risk,
+    /// SOP and memory matching.
+    Knowledge,
+    /// Sandbox posture.
+    Posture,
+    /// A live one-time approval.
+    Approval,
+}
+
+impl Layer {
+    /// The lowercase wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Policy => "policy",
+            Layer::Exec => "exec",
+            Layer::Scope => "scope",
+            Layer::Risk => "risk",
+            Layer::Knowledge => "knowledge",
+            Layer::Posture => "posture",
+            Layer::Approval => "approval",
+        }
+    }
+}
+
+/// A pending approval referenced by an escalation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRef {
+    /// The approval id (≥ 128 random bits).
+    pub id: String,
+    /// When the pending approval expires (RFC 3339).
+    pub expires_at: String,
+    /// How many approvals the quorum needs.
+    pub min_approvals: u32,
+    /// Where an operator can approve it, when a daemon serves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_url: Option<String>,
+}
+
+/// toolgate's answer for one call (DESIGN.md §3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// allow, block or escalate.
+    pub decision: Verdict,
+    /// The risk class of the call.
+    pub risk: RiskClass,
+    /// Seed 000's clarity × stakes score, 1..=100.
+    pub score: u32,
+    /// The layer that decided.
+    pub layer: Layer,
+    /// A sentence a person can read.
+    pub reason: String,
+    /// The agent-parseable protocol line: `TOOLGATE_BLOCK|reason` or
+    /// `TOOLGATE_ESCALATE|<approval id>|reason`; absent on allow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_reason: Option<String>,
+    /// The pending approval, when one was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRef>,
+    /// Knowledge to show the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Rewritten params, if any layer rewrote them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Map<String, Value>>,
+    /// The audit sequence number, when the decision was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_seq: Option<u64>,
+    /// Microseconds spent deciding, measured by the caller.
+    pub elapsed_us: u64,
+}
+
+/// Prefix of the agent-parseable protocol line for a hard block.
+pub const BLOCK_PREFIX: &str = "TOOLGATE_BLOCK";
+/// Prefix of the agent-parseable protocol line for an escalation.
+pub const ESCALATE_PREFIX: &str = "TOOLGATE_ESCALATE";
+
+impl Decision {
+    /// Builds the protocol line for a verdict. Pipes in the reason are replaced
+    /// so an agent splitting on `|` always sees the documented fields.
+    pub fn protocol_line(
+        verdict: Verdict,
+        approval_id: Option<&str>,
+        reason: &str,
+    ) -> Option<String> {
+        let reason = reason.replace('|', "/");
+        match verdict {
+            Verdict::Allow => None,
+            Verdict::Block => Some(format!("{BLOCK_PREFIX}|{reason}")),
+            Verdict::Escalate => Some(format!(
+                "{ESCALATE_PREFIX}|{}|{reason}",
+                approval_id.unwrap_or("")
+            )),
+        }
+    }
+}

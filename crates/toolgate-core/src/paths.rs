@@ -1,0 +1,166 @@
+//! Lexical path resolution: `~`, `$HOME`, `${HOME}`, `$PWD`, `.` and `..`,
+//! relative to a working directory. Never touches the file system.
+
+/// What relative paths and `~` resolve against. Handed in by the caller so
+/// the core never reads the environment itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Env {
+    /// The user's home directory (`~`, `$HOME`).
+    pub home: String,
+    /// The working directory relative paths resolve against.
+    pub cwd: String,
+    /// The workspace: the tree the agent may work in freely.
+    pub workspace: String,
+}
+
+impl Env {
+    /// An environment whose workspace is its working directory.
+    pub fn new(home: impl Into<String>, cwd: impl Into<String>) -> Env {
+        let cwd = normalize_abs(&cwd.into());
+        Env {
+            home: normalize_abs(&home.into()),
+            workspace: cwd.clone(),
+            cwd,
+        }
+    }
+
+    /// The same environment with another working directory (a call's `cwd`,
+    /// or a `cd` inside a shell command). The workspace stays.
+    pub fn with_cwd(&self, cwd: &str) -> Env {
+        Env {
+            home: self.home.clone(),
+            cwd: self.resolve(cwd),
+            workspace: self.workspace.clone(),
+        }
+    }
+
+    /// Resolves a path as the shell and the kernel would see it, lexically:
+    /// tilde and `$HOME` / `${HOME}` / `$PWD` expansion, then made absolute
+    /// against `cwd`, then `.` and `..` folded.
+    pub fn resolve(&self, raw: &str) -> String {
+        let expanded = self.expand_prefix(raw.trim());
+        if expanded.starts_with('/') {
+            normalize_abs(&expanded)
+        } else {
+            normalize_abs(&format!("{}/{}", self.cwd, expanded))
+        }
+    }
+
+    fn expand_prefix(&self, raw: &str) -> String {
+        for var in ["${HOME}", "$HOME"] {
+            if let Some(rest) = raw.strip_prefix(var) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    return format!("{}{}", self.home, rest);
+                }
+            }
+        }
+        for var in ["${PWD}", "$PWD"] {
+            if let Some(rest) = raw.strip_prefix(var) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    return format!("{}{}", self.cwd, rest);
+                }
+            }
+        }
+        if let Some(rest) = raw.strip_prefix('~') {
+            let (user, tail) = match rest.find('/') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            };
+            if user.is_empty() {
+                return format!("{}{}", self.home, tail);
+            }
+            if user == "+" {
+                return format!("{}{}", self.cwd, tail);
+            }
+            if user
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+            {
+                let base = if user == "root" {
+                    "/root".to_string()
+                } else {
+                    format!("/home/{user}")
+                };
+                return format!("{base}{tail}");
+            }
+        }
+        raw.to_string()
+    }
+
+    /// True when `abs` (already resolved) is the workspace or inside it.
+    pub fn in_workspace(&self, abs: &str) -> bool {
+        is_within(abs, &self.workspace)
+    }
+}
+
+/// True when `path` equals `dir` or lies under it (both absolute, normalized).
+pub fn is_within(path: &str, dir: &str) -> bool {
+    if dir == "/" {
+        return path.starts_with('/');
+    }
+    path == dir || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
+}
+
+/// Folds `.`, `..` and repeated slashes in an absolute path; `..` at the root
+/// stays at the root, as the kernel does.
+pub fn normalize_abs(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return "/".to_string();
+    }
+    let mut out = String::with_capacity(path.len());
+    for p in parts {
+        out.push('/');
+        out.push_str(p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        Env::new("/home/dev", "/home/dev/proj")
+    }
+
+    #[test]
+    fn resolves_home_forms() {
+        let e = env();
+        assert_eq!(e.resolve("~"), "/home/dev");
+        assert_eq!(e.resolve("~/"), "/home/dev");
+        assert_eq!(e.resolve("$HOME/.ssh"), "/home/dev/.ssh");
+        assert_eq!(e.resolve("${HOME}"), "/home/dev");
+        assert_eq!(e.resolve("~root/x"), "/root/x");
+        assert_eq!(e.resolve("~alice"), "/home/alice");
+        assert_eq!(e.resolve("$HOMEX"), "/home/dev/proj/$HOMEX");
+    }
+
+    #[test]
+    fn resolves_relative_and_dots() {
+        let e = env();
+        assert_eq!(e.resolve("build"), "/home/dev/proj/build");
+        assert_eq!(e.resolve("./a/../b"), "/home/dev/proj/b");
+        assert_eq!(e.resolve("../../.."), "/");
+        assert_eq!(e.resolve("/../../etc//passwd"), "/etc/passwd");
+        assert_eq!(e.resolve("."), "/home/dev/proj");
+    }
+
+    #[test]
+    fn workspace_containment() {
+        let e = env();
+        assert!(e.in_workspace("/home/dev/proj"));
+        assert!(e.in_workspace("/home/dev/proj/src/a.rs"));
+        assert!(!e.in_workspace("/home/dev/project2"));
+        assert!(!e.in_workspace("/home/dev"));
+    }
+}

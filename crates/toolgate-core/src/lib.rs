@@ -5,4 +5,7 @@
 pub mod model;
 pub mod normalize;
 pub mod paths;
+pub mod policy;
 pub mod shell;
+pub mod catalogue;
+pub mod engine;

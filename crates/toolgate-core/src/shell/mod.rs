@@ -1,3 +1,62 @@
 //! Shell analysis: every simple command a command string would run.
+//!
+//! The command is parsed with tree-sitter-bash (chosen in ARCHITECTURE.md for
+//! its behaviour on hostile input) and walked to find each simple command,
+//! through lists, pipelines, groups, substitutions, here-documents, functions,
+//! loops and wrappers (`sudo`, `env`, `xargs`, `bash -c`, `ssh`, …), with argv
+//! normalized by the shell's own word rules. What cannot be known statically
+//! is reported in [`ShellAnalysis::opaque`]; the caller must never allow it.
+
+mod fallback;
+mod inline;
 mod types;
+mod unwrap;
+mod walk;
+pub mod words;
+
 pub use types::*;
+
+use crate::paths::Env;
+use std::cell::RefCell;
+
+/// Longest command text analyzed; longer text is reported as opaque.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    // A parser is reusable and costly to set up; one per thread keeps the core
+    // free of shared state while sparing each call the setup.
+    static PARSER: RefCell<Option<tree_sitter::Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses shell text. `None` when tree-sitter gives up (it does not on any
+/// input we have seen, but the caller treats it as unparsable).
+pub(crate) fn parse(src: &str) -> Option<tree_sitter::Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            *slot = Some(p);
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
+/// Finds every simple command `command` would run when executed by bash in
+/// `env.cwd`, and everything that cannot be resolved statically.
+pub fn analyze(command: &str, env: &Env) -> ShellAnalysis {
+    let mut analyzer = walk::Analyzer::new(env);
+    analyzer.analyze_top(command);
+    analyzer.finish()
+}
+
+/// Shortens text for a reason or snippet, on a character boundary.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max).collect();
+    s.push('…');
+    s
+}

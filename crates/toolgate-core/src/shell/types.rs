@@ -58,7 +58,7 @@ pub struct Via {
 }
 
 /// One simple command that would run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SimpleCommand {
     /// The program as invoked, after unwrapping: basename of `argv[0]`
     /// (`/bin/rm` → `rm`, `\rm` → `rm`).
@@ -81,6 +81,12 @@ pub struct SimpleCommand {
     pub remote: Option<String>,
     /// Inline program text for interpreters (`python -c CODE`, `node -e CODE`, …).
     pub inline_code: Option<InlineCode>,
+    /// The directory the command runs in, absolute; `None` when a `cd` to a
+    /// directory unknown statically came before it (relative paths are then unknown too).
+    pub cwd: Option<String>,
+    /// True for a wrapper (`sudo`, `env`, `xargs`, `bash -c` …) whose wrapped
+    /// command is reported separately. Deny and ask rules still see it.
+    pub wrapper: bool,
 }
 
 impl SimpleCommand {

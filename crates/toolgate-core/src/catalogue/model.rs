@@ -1,0 +1,201 @@
+//! The catalogue's file format: rule packs in TOML, kept in `packs/`.
+//!
+//! ```toml
+//! [pack]
+//! name = "filesystem"
+//! description = "…"
+//!
+//! [options]                      # options that take a value, per program
+//! git = ["-C", "-c", "--git-dir"]
+//!
+//! [sets]                         # named path sets usable as "@name"
+//! critical = ["/", "/etc", "~"]
+//!
+//! [[rule]]                       # a shell command
+//! id = "rm-critical"
+//! class = "R4"
+//! verdict = "block"              # block | escalate | allow (default: R3+ escalate)
+//! reason = "recursively deletes {path}"
+//! programs = ["rm"]
+//! flags_any = ["-r", "-R", "--recursive"]
+//! paths_any = ["@critical"]
+//! examples = ["rm -rf /"]
+//! counter_examples = ["rm -rf build"]
+//! ```
+//!
+//! Every condition given must hold; within a list, any entry may match.
+
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// One pack file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackFile {
+    /// Name and description.
+    pub pack: PackHeader,
+    /// Options that take a value, per program name.
+    #[serde(default)]
+    pub options: HashMap<String, Vec<String>>,
+    /// Named path sets.
+    #[serde(default)]
+    pub sets: HashMap<String, SetSpec>,
+    /// Shell-command rules.
+    #[serde(default)]
+    pub rule: Vec<ExecRuleSpec>,
+    /// File-tool rules (read / write / delete of paths).
+    #[serde(default)]
+    pub path_rule: Vec<PathRuleSpec>,
+    /// Action-tool rules (message, gateway, automations, nodes …).
+    #[serde(default)]
+    pub action_rule: Vec<ActionRuleSpec>,
+    /// URL rules for fetch and browser tools.
+    #[serde(default)]
+    pub url_rule: Vec<UrlRuleSpec>,
+}
+
+/// A pack's header.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackHeader {
+    /// Short name, used as the prefix of rule ids (`filesystem.rm-critical`).
+    pub name: String,
+    /// What the pack covers.
+    pub description: String,
+}
+
+/// A named path set: patterns, plus probe file names used when an argument
+/// is itself a glob (`cat .en?` is tested as `cat .env`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SetSpec {
+    /// Just patterns.
+    Patterns(Vec<String>),
+    /// Patterns and probes.
+    Full {
+        /// Path patterns (`~/`, `**`).
+        patterns: Vec<String>,
+        /// File names tried inside a glob argument's directory.
+        #[serde(default)]
+        probes: Vec<String>,
+    },
+}
+
+/// A shell-command rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecRuleSpec {
+    pub id: String,
+    pub class: String,
+    #[serde(default)]
+    pub verdict: Option<String>,
+    pub reason: String,
+    #[serde(default)]
+    pub programs: Vec<String>,
+    /// Leading operands, in order; `a|b` offers alternatives.
+    #[serde(default)]
+    pub sub: Vec<String>,
+    #[serde(default)]
+    pub flags_any: Vec<String>,
+    #[serde(default)]
+    pub flags_all: Vec<String>,
+    #[serde(default)]
+    pub flags_none: Vec<String>,
+    /// Regex matched against each argument (flags and operands).
+    #[serde(default)]
+    pub arg_regex: Option<String>,
+    /// Regex matched against all arguments joined by spaces.
+    #[serde(default)]
+    pub args_regex: Option<String>,
+    /// Regex that, when it matches the joined arguments, excludes the rule.
+    #[serde(default)]
+    pub args_not_regex: Option<String>,
+    /// Operands resolved as paths; any matching.
+    #[serde(default)]
+    pub paths_any: Vec<String>,
+    /// Which operands `paths_any` looks at: `all` (default), `last` (a
+    /// destination) or `but_last` (the sources of `mv`).
+    #[serde(default)]
+    pub operand_scope: Option<String>,
+    /// Operands with unknown values count as matching `paths_any`.
+    #[serde(default)]
+    pub dynamic_paths: bool,
+    /// Write / append redirections into these paths.
+    #[serde(default)]
+    pub redirect_to: Vec<String>,
+    /// Read redirections from these paths.
+    #[serde(default)]
+    pub redirect_from: Vec<String>,
+    /// Programs upstream in the pipeline (or `<<`, `<<<`).
+    #[serde(default)]
+    pub stdin_from: Vec<String>,
+    #[serde(default)]
+    pub privileged: Option<bool>,
+    /// Interpreter code matching this regex.
+    #[serde(default)]
+    pub code_regex: Option<String>,
+    /// A function calling itself (fork bombs).
+    #[serde(default)]
+    pub recursive_function: bool,
+    /// Only when the command has no operands at all.
+    #[serde(default)]
+    pub no_operands: bool,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}
+
+/// A file-tool rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathRuleSpec {
+    pub id: String,
+    pub class: String,
+    #[serde(default)]
+    pub verdict: Option<String>,
+    pub reason: String,
+    /// `read`, `write`, `delete`.
+    pub access: Vec<String>,
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}
+
+/// An action-tool rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionRuleSpec {
+    pub id: String,
+    pub class: String,
+    #[serde(default)]
+    pub verdict: Option<String>,
+    pub reason: String,
+    /// Canonical tool kinds (`message`, `gateway`, `automations`, `nodes`, …).
+    pub tools: Vec<String>,
+    /// Action globs; `*` is any action, `-` is a call without an action.
+    pub actions: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}
+
+/// A URL rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrlRuleSpec {
+    pub id: String,
+    pub class: String,
+    #[serde(default)]
+    pub verdict: Option<String>,
+    pub reason: String,
+    /// Host globs (`169.254.169.254`, `*.internal`) or schemes (`file:`).
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}

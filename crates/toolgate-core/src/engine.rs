@@ -1,0 +1,389 @@
+//! The decision path (DESIGN.md §1): normalize, then the policy layer, the
+//! exec layer (shell analysis + catalogue), the risk layer (class and
+//! clarity × stakes), and one decision. Pure: the caller hands in the
+//! environment and measures time.
+
+use crate::catalogue::{Catalogue, Finding};
+use crate::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
+use crate::normalize::{Access, NormalizedCall, ToolKind, normalize};
+use crate::paths::Env;
+use crate::policy::{Policy, RuleList};
+use crate::shell::{self, ShellAnalysis, SimpleCommand};
+
+/// One layer's verdict on a call, kept for the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerVerdict {
+    /// The layer.
+    pub layer: Layer,
+    /// What it said.
+    pub verdict: Verdict,
+    /// The risk class it saw.
+    pub class: RiskClass,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// The policy rule or catalogue entry behind it, if any.
+    pub rule: Option<String>,
+}
+
+/// A decision with everything that led to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    /// The decision to return (with `elapsed_us` 0: the caller measures).
+    pub decision: Decision,
+    /// Every layer's verdict, in evaluation order.
+    pub verdicts: Vec<LayerVerdict>,
+    /// The normalized call that was judged.
+    pub call: NormalizedCall,
+}
+
+/// A failed `[[test]]` case of a policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestFailure {
+    /// `name` or `line:col` of the case.
+    pub case: String,
+    /// What was expected.
+    pub expected: String,
+    /// What the engine decided, and why.
+    pub got: String,
+}
+
+/// The decision engine for one policy.
+#[derive(Debug)]
+pub struct Engine {
+    policy: Policy,
+    catalogue: &'static Catalogue,
+}
+
+/// Stakes per risk class (seed 000's 1..10 scale).
+fn stakes(class: RiskClass) -> u32 {
+    match class {
+        RiskClass::R0 => 1,
+        RiskClass::R1 => 2,
+        RiskClass::R2 => 4,
+        RiskClass::R3 => 7,
+        RiskClass::R4 => 10,
+    }
+}
+
+/// How ambiguous a tool's effect is before looking at its params (1 = obvious).
+fn base_clarity(kind: ToolKind) -> u32 {
+    match kind {
+        ToolKind::Read | ToolKind::Memory => 1,
+        ToolKind::Fetch | ToolKind::Search | ToolKind::Process => 2,
+        ToolKind::Exec | ToolKind::Write | ToolKind::Sessions => 3,
+        ToolKind::Browser | ToolKind::Other => 4,
+        ToolKind::Message | ToolKind::Automation | ToolKind::Plugins | ToolKind::Secrets => 5,
+        ToolKind::Gateway | ToolKind::Nodes => 6,
+    }
+}
+
+/// The strongest concern found so far.
+#[derive(Debug, Clone)]
+struct Concern {
+    verdict: Verdict,
+    class: RiskClass,
+    layer: Layer,
+    reason: String,
+    rule: Option<String>,
+}
+
+impl Concern {
+    fn key(&self) -> (Verdict, RiskClass) {
+        (self.verdict, self.class)
+    }
+}
+
+impl Engine {
+    /// An engine deciding with `policy` and the built-in catalogue.
+    pub fn new(policy: Policy) -> Engine {
+        Engine { policy, catalogue: Catalogue::builtin() }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The environment a call runs in: the call's `cwd` (or `base.cwd`), and
+    /// the workspace the policy names (or that directory).
+    pub fn env_for(&self, call: &ToolCall, base: &Env) -> Env {
+        let cwd = call.cwd.as_deref().map(|c| base.resolve(c)).unwrap_or_else(|| base.cwd.clone());
+        let workspace = match self.policy.workspace() {
+            Some(w) => base.resolve(w),
+            None if call.cwd.is_some() => cwd.clone(),
+            None => base.workspace.clone(),
+        };
+        Env { home: base.home.clone(), cwd, workspace }
+    }
+
+    /// Decides one call.
+    pub fn decide(&self, call: &ToolCall, base: &Env) -> Assessment {
+        let env = self.env_for(call, base);
+        let n = normalize(call, &env);
+        let env = env.with_cwd(&n.cwd);
+        let mut verdicts: Vec<LayerVerdict> = Vec::new();
+
+        if self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool)) {
+            let reason = format!("{} is on the never_block list", n.tool);
+            verdicts.push(LayerVerdict { layer: Layer::Policy, verdict: Verdict::Allow, class: RiskClass::R0, reason: reason.clone(), rule: None });
+            return self.finish(n, verdicts, None, RiskClass::R0, 1, Layer::Policy, reason);
+        }
+
+        let (concerns, class, clarity) = if n.kind == ToolKind::Exec {
+            self.judge_exec(&n, &env)
+        } else {
+            self.judge_tool(&n, &env)
+        };
+
+        let mut top: Option<Concern> = None;
+        for c in &concerns {
+            verdicts.push(LayerVerdict { layer: c.layer, verdict: c.verdict, class: c.class, reason: c.reason.clone(), rule: c.rule.clone() });
+            if top.as_ref().is_none_or(|t| c.key() > t.key()) {
+                top = Some(c.clone());
+            }
+        }
+        let score = (clarity.clamp(1, 10) * stakes(class)).min(100);
+        let mut decided = top.clone();
+        if top.as_ref().is_none_or(|t| t.verdict == Verdict::Allow) && score >= self.policy.escalation_threshold() {
+            let reason = format!(
+                "risk score {score} (clarity {clarity} × stakes {}) reaches the escalation threshold {}",
+                stakes(class),
+                self.policy.escalation_threshold()
+            );
+            let c = Concern { verdict: Verdict::Escalate, class, layer: Layer::Risk, reason, rule: None };
+            verdicts.push(LayerVerdict { layer: Layer::Risk, verdict: c.verdict, class, reason: c.reason.clone(), rule: None });
+            decided = Some(c);
+        }
+        match decided {
+            Some(c) if c.verdict != Verdict::Allow => {
+                let layer = c.layer;
+                let reason = c.reason.clone();
+                self.finish(n, verdicts, Some(c.verdict), class, score, layer, reason)
+            }
+            other => {
+                let reason = other.map(|c| c.reason).unwrap_or_else(|| "nothing risky found".to_string());
+                self.finish(n, verdicts, None, class, score, Layer::Risk, reason)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        call: NormalizedCall,
+        verdicts: Vec<LayerVerdict>,
+        verdict: Option<Verdict>,
+        class: RiskClass,
+        score: u32,
+        layer: Layer,
+        reason: String,
+    ) -> Assessment {
+        let verdict = verdict.unwrap_or(Verdict::Allow);
+        let reason = match verdict {
+            Verdict::Allow => format!("allowed: {reason}"),
+            Verdict::Escalate => format!("needs approval: {reason}"),
+            Verdict::Block => format!("blocked: {reason}"),
+        };
+        let decision = Decision {
+            decision: verdict,
+            risk: class,
+            score,
+            layer,
+            block_reason: Decision::protocol_line(verdict, None, &reason),
+            reason,
+            approval: None,
+            context: None,
+            params: None,
+            audit_seq: None,
+            elapsed_us: 0,
+        };
+        Assessment { decision, verdicts, call }
+    }
+
+    /// Policy rules and catalogue findings for a shell command.
+    fn judge_exec(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
+        let Some(command) = n.command.as_deref() else {
+            let c = Concern {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                layer: Layer::Exec,
+                reason: format!("{} call has no command to check", n.tool),
+                rule: None,
+            };
+            return (vec![c], RiskClass::R3, 10);
+        };
+        let analysis = shell::analyze(command, env);
+        let mut concerns = Vec::new();
+        let mut class = RiskClass::R0;
+        let compound = analysis.commands.iter().filter(|c| !c.wrapper).count() > 1 || analysis.commands.iter().any(|c| !c.via.is_empty());
+
+        for cmd in &analysis.commands {
+            let shown = describe(cmd, compound);
+            let mut cmd_concern: Option<Concern> = None;
+            let mut raise = |c: Concern| {
+                if cmd_concern.as_ref().is_none_or(|t| c.key() > t.key()) {
+                    cmd_concern = Some(c);
+                }
+            };
+            if let Some(rule) = self.policy.rules(RuleList::Deny).iter().find(|r| r.matches_exec_broad(cmd, env)) {
+                raise(Concern { verdict: Verdict::Block, class: RiskClass::R4, layer: Layer::Policy, reason: format!("{shown} matches the deny rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+            }
+            for list in [RuleList::Ask, RuleList::AlwaysAsk] {
+                if let Some(rule) = self.policy.rules(list).iter().find(|r| r.matches_exec_broad(cmd, env)) {
+                    raise(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Policy, reason: format!("{shown} matches the ask rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+                }
+            }
+            let findings = self.catalogue.match_command(cmd, env);
+            let worst: Option<&Finding> = findings.first();
+            let cmd_class = worst.map(|f| f.class).unwrap_or(if cmd.wrapper { RiskClass::R0 } else { RiskClass::R1 });
+            class = class.max(cmd_class);
+            if let Some(f) = worst {
+                let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
+                    .then(|| self.policy.rules(RuleList::Allow).iter().find(|r| r.matches_exec_strict(cmd)))
+                    .flatten();
+                match allowed_by {
+                    Some(rule) => raise(Concern {
+                        verdict: Verdict::Allow,
+                        class: f.class,
+                        layer: Layer::Policy,
+                        reason: format!("{shown} {} but the allow rule {} permits it", f.reason, rule.text()),
+                        rule: Some(rule.text().to_string()),
+                    }),
+                    None => raise(Concern { verdict: f.verdict, class: f.class, layer: Layer::Exec, reason: format!("{shown} {}", f.reason), rule: Some(f.rule.clone()) }),
+                }
+            }
+            if let Some(c) = cmd_concern {
+                concerns.push(c);
+            }
+        }
+        for o in &analysis.opaque {
+            concerns.push(Concern {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                layer: Layer::Exec,
+                reason: format!("{} (`{}`), so it cannot be checked before it runs", o.reason, o.snippet),
+                rule: None,
+            });
+            class = class.max(RiskClass::R3);
+        }
+        if analysis.commands.is_empty() && analysis.opaque.is_empty() {
+            return (concerns, RiskClass::R0, 1);
+        }
+        (concerns, class, exec_clarity(&analysis))
+    }
+
+    /// Policy rules and catalogue findings for a non-shell tool.
+    fn judge_tool(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
+        let mut concerns = Vec::new();
+        let name = &n.tool;
+        if let Some(rule) = self.policy.rules(RuleList::Deny).iter().find(|r| r.matches(n, env, false)) {
+            concerns.push(Concern { verdict: Verdict::Block, class: RiskClass::R4, layer: Layer::Policy, reason: format!("{name} matches the deny rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+        }
+        for list in [RuleList::Ask, RuleList::AlwaysAsk] {
+            if let Some(rule) = self.policy.rules(list).iter().find(|r| r.matches(n, env, false)) {
+                concerns.push(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Policy, reason: format!("{name} matches the ask rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+            }
+        }
+        let mut findings: Vec<Finding> = Vec::new();
+        for p in &n.paths {
+            if let Some(f) = self.catalogue.match_path(p.access, &p.path, env) {
+                findings.push(f);
+            }
+        }
+        for u in &n.urls {
+            if let Some(f) = self.catalogue.match_url(u) {
+                findings.push(f);
+            }
+        }
+        if let Some(f) = self.catalogue.match_action(n.kind, n.action.as_deref()) {
+            findings.push(f);
+        }
+        let default_class = match n.kind {
+            ToolKind::Read | ToolKind::Memory => RiskClass::R0,
+            ToolKind::Write if n.paths.iter().all(|p| p.access != Access::Delete) => RiskClass::R1,
+            ToolKind::Write => RiskClass::R2,
+            _ => RiskClass::R2,
+        };
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity()));
+        let class = findings.first().map(|f| f.class).unwrap_or(default_class).max(default_class);
+        if let Some(f) = findings.first() {
+            let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
+                .then(|| self.policy.rules(RuleList::Allow).iter().find(|r| r.matches(n, env, true)))
+                .flatten();
+            concerns.push(match allowed_by {
+                Some(rule) => Concern {
+                    verdict: Verdict::Allow,
+                    class: f.class,
+                    layer: Layer::Policy,
+                    reason: format!("{name} {} but the allow rule {} permits it", f.reason, rule.text()),
+                    rule: Some(rule.text().to_string()),
+                },
+                None => Concern { verdict: f.verdict, class: f.class, layer: Layer::Risk, reason: format!("{name} {}", f.reason), rule: Some(f.rule.clone()) },
+            });
+        }
+        if n.kind == ToolKind::Write && n.paths.is_empty() {
+            concerns.push(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Risk, reason: format!("{name} writes a file but names no path toolgate can check"), rule: None });
+        }
+        let mut clarity = base_clarity(n.kind);
+        if n.bridged {
+            clarity += 1;
+        }
+        (concerns, class.max(if n.kind == ToolKind::Write && n.paths.is_empty() { RiskClass::R3 } else { RiskClass::R0 }), clarity)
+    }
+
+    /// Runs the policy's `[[test]]` cases in `env`; returns the failures.
+    pub fn run_policy_tests(&self, env: &Env) -> Vec<TestFailure> {
+        let mut failures = Vec::new();
+        for t in self.policy.tests() {
+            let a = self.decide(&t.call, env);
+            if !t.expect.accepts(a.decision.decision) {
+                let case = t.name.clone().unwrap_or_else(|| format!("{}:{}:{}", self.policy.origin(), t.location.0, t.location.1));
+                failures.push(TestFailure {
+                    case,
+                    expected: t.expect.as_str().to_string(),
+                    got: format!("{} ({})", a.decision.decision, a.decision.reason),
+                });
+            }
+        }
+        failures
+    }
+}
+
+/// How ambiguous a shell command is: wrappers, inline code, privilege,
+/// remote hosts and size all make its effect harder to see.
+fn exec_clarity(a: &ShellAnalysis) -> u32 {
+    if !a.opaque.is_empty() {
+        return 10;
+    }
+    let depth = a.commands.iter().map(|c| c.via.len()).max().unwrap_or(0) as u32;
+    let mut c = 2 + depth.min(3);
+    if a.commands.iter().any(|c| c.inline_code.is_some()) {
+        c += 2;
+    }
+    if a.commands.iter().any(|c| c.privileged) {
+        c += 1;
+    }
+    if a.commands.iter().any(|c| c.remote.is_some()) {
+        c += 1;
+    }
+    if a.commands.len() > 3 {
+        c += 1;
+    }
+    c.min(10)
+}
+
+/// `` `rm -fr ~` `` plus where it was found, for reasons.
+fn describe(cmd: &SimpleCommand, compound: bool) -> String {
+    let mut text = shell::shorten(&cmd.display(), 80);
+    if text.is_empty() {
+        text = "a redirection".to_string();
+    }
+    let mut s = format!("`{text}`");
+    if !cmd.via.is_empty() {
+        let chain: Vec<&str> = cmd.via.iter().map(|v| v.wrapper.as_str()).collect();
+        s.push_str(&format!(" (run through {})", chain.join(" → ")));
+    } else if compound {
+        s.push_str(" (part of a compound command)");
+    }
+    s
+}

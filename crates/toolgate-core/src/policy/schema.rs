@@ -1,0 +1,124 @@
+//! The raw shape of a policy file, as serde reads it. Every table refuses
+//! unknown keys, and every value a user can get wrong keeps its span so the
+//! error can point at it.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPolicy {
+    pub(super) workspace: Option<Spanned<String>>,
+    pub(super) rules: Option<RawRules>,
+    pub(super) risk: Option<RawRisk>,
+    pub(super) approvals: Option<RawApprovals>,
+    #[serde(default, rename = "test")]
+    pub(super) tests: Vec<Spanned<RawTest>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRules {
+    #[serde(default)]
+    pub(super) deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) ask: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) never_block: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) always_ask: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRisk {
+    pub(super) escalation_threshold: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawApprovals {
+    pub(super) pending_ttl: Option<Spanned<String>>,
+    pub(super) approval_window: Option<Spanned<String>>,
+    pub(super) quorum: Option<RawQuorum>,
+    pub(super) relay: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawQuorum {
+    #[serde(rename = "R0")]
+    pub(super) r0: Option<Spanned<i64>>,
+    #[serde(rename = "R1")]
+    pub(super) r1: Option<Spanned<i64>>,
+    #[serde(rename = "R2")]
+    pub(super) r2: Option<Spanned<i64>>,
+    #[serde(rename = "R3")]
+    pub(super) r3: Option<Spanned<i64>>,
+    #[serde(rename = "R4")]
+    pub(super) r4: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTest {
+    pub(super) call: Option<Spanned<RawCall>>,
+    pub(super) expect: Option<Spanned<String>>,
+    pub(super) name: Option<String>,
+}
+
+/// A [`ToolCall`](crate::model::ToolCall) as written in a test. It mirrors
+/// the wire type but, unlike it, refuses unknown keys: a misspelt `parms`
+/// in a test would otherwise test an empty call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCall {
+    pub(super) tool: Option<Spanned<String>>,
+    pub(super) params: Option<Spanned<toml::Table>>,
+    pub(super) call_id: Option<String>,
+    pub(super) agent: Option<String>,
+    pub(super) session: Option<String>,
+    pub(super) channel: Option<String>,
+    pub(super) cwd: Option<String>,
+    pub(super) requester: Option<RawRequester>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequester {
+    pub(super) id: Option<String>,
+    pub(super) role: Option<String>,
+}
+
+/// Converts TOML to JSON for test-call params. Datetimes become their RFC
+/// 3339 text; floats JSON cannot hold (NaN, ±inf) are refused.
+pub(super) fn toml_to_json(v: &toml::Value) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    Ok(match v {
+        toml::Value::String(s) => J::String(s.clone()),
+        toml::Value::Integer(i) => J::from(*i),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .ok_or_else(|| {
+                    format!("the number {f} cannot be sent as JSON — use a finite number")
+                })?
+        }
+        toml::Value::Boolean(b) => J::Bool(*b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(items) => {
+            J::Array(items.iter().map(toml_to_json).collect::<Result<_, _>>()?)
+        }
+        toml::Value::Table(t) => J::Object(table_to_json(t)?),
+    })
+}
+
+pub(super) fn table_to_json(
+    t: &toml::Table,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    t.iter()
+        .map(|(k, v)| Ok((k.clone(), toml_to_json(v)?)))
+        .collect()
+}

@@ -1,0 +1,111 @@
+//! The command corpora: every dangerous command must be stopped (blocked or
+//! escalated), every ordinary one allowed, every tool call judged as labelled.
+
+use toolgate_core::engine::Engine;
+use toolgate_core::model::{ToolCall, Verdict};
+use toolgate_core::paths::Env;
+use toolgate_core::policy::Policy;
+
+const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
+
+fn engine() -> Engine {
+    Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml").expect("default policy parses"))
+}
+
+fn env() -> Env {
+    Env::new("/home/dev", "/home/dev/proj")
+}
+
+/// Decodes the corpus escapes in one pass: `\n`, `\t`, `\\`.
+fn decode(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn load(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (cat, cmd) = l.split_once('\t').unwrap_or_else(|| panic!("corpus line without a tab: {l}"));
+            (cat.to_string(), decode(cmd))
+        })
+        .collect()
+}
+
+fn bash(command: &str) -> ToolCall {
+    ToolCall { tool: "Bash".into(), params: serde_json::json!({ "command": command }).as_object().cloned().unwrap_or_default(), ..ToolCall::default() }
+}
+
+#[test]
+fn dangerous_commands_are_stopped() {
+    let engine = engine();
+    let env = env();
+    let cases = load(include_str!("corpus/dangerous.tsv"));
+    assert!(cases.len() >= 150, "corpus too small: {}", cases.len());
+    let mut allowed = Vec::new();
+    for (cat, cmd) in &cases {
+        let d = engine.decide(&bash(cmd), &env).decision;
+        if d.decision == Verdict::Allow {
+            allowed.push(format!("[{cat}] {cmd:?} → {}", d.reason));
+        }
+    }
+    assert!(allowed.is_empty(), "{} of {} dangerous commands were allowed:\n{}", allowed.len(), cases.len(), allowed.join("\n"));
+}
+
+#[test]
+fn ordinary_commands_are_allowed() {
+    let engine = engine();
+    let env = env();
+    let cases = load(include_str!("corpus/benign.tsv"));
+    assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
+    let mut stopped = Vec::new();
+    for (cat, cmd) in &cases {
+        let d = engine.decide(&bash(cmd), &env).decision;
+        if d.decision != Verdict::Allow {
+            stopped.push(format!("[{cat}] {cmd:?} → {} {}", d.decision, d.reason));
+        }
+    }
+    assert!(stopped.is_empty(), "{} of {} ordinary commands were stopped:\n{}", stopped.len(), cases.len(), stopped.join("\n"));
+}
+
+#[test]
+fn tool_calls_are_judged_as_labelled() {
+    let engine = engine();
+    let env = env();
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for line in include_str!("corpus/tool_calls.jsonl").lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
+        let call: ToolCall = serde_json::from_value(v["call"].clone()).expect("corpus call is a ToolCall");
+        let expect = v["expect"].as_str().unwrap_or("");
+        let d = engine.decide(&call, &env).decision;
+        let ok = match expect {
+            "allow" => d.decision == Verdict::Allow,
+            "stop" => d.decision != Verdict::Allow,
+            other => panic!("unknown expectation {other}"),
+        };
+        n += 1;
+        if !ok {
+            wrong.push(format!("{} ({}) → {} {}", v["note"], call.tool, d.decision, d.reason));
+        }
+    }
+    assert!(n >= 50);
+    assert!(wrong.is_empty(), "{} of {n} tool calls judged wrongly:\n{}", wrong.len(), wrong.join("\n"));
+}

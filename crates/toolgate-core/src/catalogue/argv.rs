@@ -70,9 +70,14 @@ fn flag_matches(token: &str, want: &str) -> bool {
     let mut want_chars = want.chars();
     if let (Some('-'), Some(letter), None) = (want_chars.next(), want_chars.next(), want_chars.next()) {
         if let Some(cluster) = token.strip_prefix('-') {
-            return !cluster.starts_with('-')
-                && cluster.chars().all(|c| c.is_ascii_alphanumeric())
-                && cluster.contains(letter);
+            if cluster.starts_with('-') {
+                return false;
+            }
+            // `-i.bak`, `-n5`: a short option with its value attached
+            if cluster.starts_with(letter) {
+                return true;
+            }
+            return cluster.chars().all(|c| c.is_ascii_alphanumeric()) && cluster.contains(letter);
         }
     }
     false

@@ -28,6 +28,7 @@ pub const BUILTIN_PACKS: &[(&str, &str)] = &[
     ("network.toml", include_str!("../../packs/network.toml")),
     ("secrets.toml", include_str!("../../packs/secrets.toml")),
     ("tools.toml", include_str!("../../packs/tools.toml")),
+    ("code.toml", include_str!("../../packs/code.toml")),
 ];
 
 /// A catalogue entry that matched.
@@ -64,6 +65,8 @@ pub struct CatalogueError {
 struct PathSet {
     patterns: Vec<PathPattern>,
     probes: Vec<String>,
+    /// The patterns of the set `not_<name>`, which carve exceptions out.
+    exclude: Vec<PathPattern>,
 }
 
 #[derive(Debug)]
@@ -93,6 +96,7 @@ struct ExecRule {
     stdin_from: Vec<String>,
     privileged: Option<bool>,
     code_regex: Option<Regex>,
+    via_all: Vec<String>,
     recursive_function: bool,
     no_operands: bool,
     examples: Vec<String>,
@@ -115,6 +119,8 @@ enum SetRef {
     WorkspaceRoot,
     /// Anywhere outside the workspace and the temp dirs.
     OutsideWorkspace,
+    /// An operand whose value is known only at run time.
+    Unknown,
     Pattern(PathPattern),
 }
 
@@ -188,13 +194,21 @@ impl Catalogue {
                     .iter()
                     .map(|p| PathPattern::new(p).map_err(|e| err(format!("set {set}: {e}"))))
                     .collect::<Result<Vec<_>, _>>()?;
-                cat.sets.insert(set.clone(), PathSet { patterns, probes });
+                cat.sets.insert(set.clone(), PathSet { patterns, probes, exclude: Vec::new() });
             }
             for (prog, opts) in &file.options {
                 cat.options.entry(prog.clone()).or_default().extend(opts.iter().cloned());
             }
             cat.packs.push((file.pack.name.clone(), file.pack.description.clone()));
             files.push((name.to_string(), file));
+        }
+        let names: Vec<String> = cat.sets.keys().cloned().collect();
+        for name in names {
+            if let Some(ex) = cat.sets.get(&format!("not_{name}")).map(|s| s.patterns.clone()) {
+                if let Some(set) = cat.sets.get_mut(&name) {
+                    set.exclude = ex;
+                }
+            }
         }
         for (name, file) in files {
             let err = |message: String| CatalogueError { pack: name.clone(), message };
@@ -252,6 +266,7 @@ impl Catalogue {
         match text {
             "@workspace_root" => Ok(SetRef::WorkspaceRoot),
             "@outside_workspace" => Ok(SetRef::OutsideWorkspace),
+            "@unknown" => Ok(SetRef::Unknown),
             _ => match text.strip_prefix('@') {
                 Some(name) if self.sets.contains_key(name) => Ok(SetRef::Named(name.to_string())),
                 Some(name) => Err(format!("unknown path set @{name}")),
@@ -288,6 +303,7 @@ impl Catalogue {
             stdin_from: s.stdin_from.clone(),
             privileged: s.privileged,
             code_regex: re(&s.code_regex)?,
+            via_all: s.via_all.clone(),
             recursive_function: s.recursive_function,
             no_operands: s.no_operands,
             examples: s.examples,
@@ -325,6 +341,9 @@ impl Catalogue {
             }
         }
         if rule.recursive_function && !cmd.via.iter().any(|v| v.wrapper.strip_prefix("function ") == Some(cmd.program.as_str())) {
+            return None;
+        }
+        if !rule.via_all.iter().all(|v| cmd.via.iter().any(|w| &w.wrapper == v)) {
             return None;
         }
         if !rule.stdin_from.is_empty() && !cmd.stdin_from.iter().any(|s| rule.stdin_from.iter().any(|r| r == s)) {
@@ -379,7 +398,28 @@ impl Catalogue {
         if !rule.paths_any.is_empty() {
             let skip = rule.sub.len();
             let mut hit = false;
-            let ops: Vec<&Word> = argv::operands(&classified).skip(skip).collect();
+            // Operands, and option values (`curl -T FILE`, `dd of=FILE`).
+            let mut ops: Vec<&Word> = argv::operands(&classified).skip(skip).collect();
+            // Option values that are paths rather than patterns
+            // (`curl -T FILE`, but not `find -path './x/*'`).
+            let mut flag_values: Vec<Word> = Vec::new();
+            if rule.operand_scope == OperandScope::All {
+                ops.extend(classified.iter().filter_map(|a| match a {
+                    argv::Arg::Value(w) if !is_glob(&w.text) => Some(*w),
+                    _ => None,
+                }));
+                for a in &classified {
+                    if let argv::Arg::Flag(w) = a {
+                        if let Some((_, v)) = w.text.split_once('=') {
+                            if w.text.starts_with("--") && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@')) {
+                                flag_values.push(Word { text: v.to_string(), dynamic: w.dynamic });
+                            }
+                        }
+                    }
+                }
+            }
+            ops.extend(flag_values.iter());
+            let unknown_counts = rule.dynamic_paths || rule.paths_any.iter().any(|s| matches!(s, SetRef::Unknown));
             let ops: &[&Word] = match rule.operand_scope {
                 OperandScope::All => &ops,
                 OperandScope::Last => ops.get(ops.len().saturating_sub(1)..).unwrap_or(&[]),
@@ -395,7 +435,7 @@ impl Catalogue {
                             break;
                         }
                     }
-                    None if rule.dynamic_paths => {
+                    None if unknown_counts => {
                         detail.get_or_insert_with(|| format!("{} (known only at run time)", w.text));
                         via_dynamic = true;
                         hit = true;
@@ -435,14 +475,13 @@ impl Catalogue {
 
     fn set_matches(&self, set: &SetRef, abs: &str, env: &Env) -> bool {
         match set {
+            SetRef::Unknown => false,
             SetRef::WorkspaceRoot => candidates(abs).iter().any(|c| c == &env.workspace || (c != "/" && crate::paths::is_within(&env.workspace, c))),
             SetRef::OutsideWorkspace => candidates(abs).iter().any(|c| !env.in_workspace(c) && !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t))),
             SetRef::Pattern(p) => candidates(abs).iter().any(|c| p.matches(c, env)),
             SetRef::Named(name) => {
                 let Some(set) = self.sets.get(name) else { return false };
-                let excluded = |c: &str| {
-                    self.sets.get(&format!("not_{name}")).is_some_and(|x| x.patterns.iter().any(|p| p.matches(c, env)))
-                };
+                let excluded = |c: &str| set.exclude.iter().any(|p| p.matches(c, env));
                 if candidates(abs).iter().any(|c| !excluded(c) && set.patterns.iter().any(|p| p.matches(c, env))) {
                     return true;
                 }
@@ -460,9 +499,18 @@ impl Catalogue {
                         }
                     }
                 }
+                // A probe counts when the shell could expand the glob to it (a
+                // leading `*` never matches a dot file) and the glob aims at it:
+                // it shares the probe's first letters (`.en?`, `cred*`) or
+                // lists a directory that holds secrets (`~/.ssh/*`).
+                let last = abs.rsplit('/').next().unwrap_or(abs);
+                let literal: &str = &last[..last.find(['*', '?', '[']).unwrap_or(last.len())];
+                let secret_dir = set.patterns.iter().any(|p| p.literal_dir(env).as_deref() == Some(base));
                 set.probes.iter().any(|probe| {
                     let cand = format!("{}/{probe}", base.trim_end_matches('/'));
-                    glob_covers(abs, &cand) && set.patterns.iter().any(|p| p.matches(&cand, env))
+                    let dot_ok = !probe.starts_with('.') || last.starts_with('.');
+                    let aimed = secret_dir || (!literal.is_empty() && probe.starts_with(literal));
+                    dot_ok && aimed && glob_covers(abs, &cand) && set.patterns.iter().any(|p| p.matches(&cand, env))
                 })
             }
         }
@@ -537,7 +585,7 @@ impl Catalogue {
             for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
                 for ex in list {
                     let abs = env.resolve(ex);
-                    let got = rule.access.iter().any(|a| self.match_path(*a, &abs, env).is_some_and(|f| f.rule == rule.common.id));
+                    let got = rule.paths.iter().any(|s| self.set_matches(s, &abs, env));
                     if got != want {
                         failures.push(format!("{}: path {ex:?} {}", rule.common.id, if want { "does not match" } else { "matches" }));
                     }
@@ -608,11 +656,13 @@ fn resolve(w: &Word, cmd: &SimpleCommand, env: &Env) -> Option<String> {
         return None;
     }
     let t = w.text.as_str();
-    // `of=/dev/sda`, `--output=/etc/x`: the value is the path.
+    // `of=/dev/sda`, `file=@.env`: the value is the path; `@file` is curl's
+    // "read this file".
     let t = match t.split_once('=') {
-        Some((k, v)) if !k.contains('/') && (v.starts_with('/') || v.starts_with('~')) => v,
+        Some((k, v)) if !k.contains('/') && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@')) => v,
         _ => t,
     };
+    let t = t.strip_prefix('@').filter(|r| !r.is_empty() && *r != "-").unwrap_or(t);
     let absolute = t.starts_with('/') || t.starts_with('~') || t.starts_with("$HOME") || t.starts_with("${HOME}");
     match (&cmd.cwd, absolute) {
         (_, true) => Some(env.resolve(t)),

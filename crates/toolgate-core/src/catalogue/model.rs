@@ -134,6 +134,10 @@ pub struct ExecRuleSpec {
     /// Interpreter code matching this regex.
     #[serde(default)]
     pub code_regex: Option<String>,
+    /// Wrappers or constructs the command must have been found inside, all
+    /// of them (`["loop", "&"]`: started in the background inside a loop).
+    #[serde(default)]
+    pub via_all: Vec<String>,
     /// A function calling itself (fork bombs).
     #[serde(default)]
     pub recursive_function: bool,

@@ -12,6 +12,8 @@ pub struct PathPattern {
     text: String,
     home_relative: bool,
     matcher: GlobMatcher,
+    /// For `dir/**`: `dir` itself, which the pattern also covers.
+    dir_itself: Option<String>,
 }
 
 impl PathPattern {
@@ -20,9 +22,9 @@ impl PathPattern {
     pub fn new(text: &str) -> Result<PathPattern, globset::Error> {
         let home_relative = text == "~" || text.starts_with("~/");
         let body = if home_relative { text.replacen('~', "/~", 1) } else { text.to_string() };
-        let body = body.strip_suffix("/**").map(|b| format!("{b}{{,/**}}")).unwrap_or(body);
+        let dir_itself = body.strip_suffix("/**").filter(|d| !is_glob(d)).map(str::to_string);
         let glob: Glob = GlobBuilder::new(&body).literal_separator(true).backslash_escape(true).build()?;
-        Ok(PathPattern { text: text.to_string(), home_relative, matcher: glob.compile_matcher() })
+        Ok(PathPattern { text: text.to_string(), home_relative, matcher: glob.compile_matcher(), dir_itself })
     }
 
     /// The pattern as written.
@@ -30,16 +32,32 @@ impl PathPattern {
         &self.text
     }
 
+    /// The directory before the pattern's first wildcard, absolute
+    /// (`~/.ssh/id_*` → `/home/dev/.ssh`); `None` when it starts with one.
+    pub fn literal_dir(&self, env: &Env) -> Option<String> {
+        let first_glob = self.text.find(['*', '?', '[', '{'])?;
+        let dir = self.text[..first_glob].rsplit_once('/')?.0;
+        if dir.is_empty() {
+            return None;
+        }
+        Some(if dir == "~" { env.home.clone() } else if let Some(r) = dir.strip_prefix("~/") { format!("{}/{r}", env.home) } else { dir.to_string() })
+    }
+
     /// True when the absolute path `abs` matches.
     pub fn matches(&self, abs: &str, env: &Env) -> bool {
-        if self.home_relative {
+        let form;
+        let subject = if self.home_relative {
             match home_form(abs, &env.home) {
-                Some(rel) => self.matcher.is_match(rel),
-                None => false,
+                Some(rel) => {
+                    form = rel;
+                    form.as_str()
+                }
+                None => return false,
             }
         } else {
-            self.matcher.is_match(abs)
-        }
+            abs
+        };
+        self.dir_itself.as_deref() == Some(subject) || self.matcher.is_match(subject)
     }
 }
 

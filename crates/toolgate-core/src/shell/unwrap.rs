@@ -81,15 +81,68 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
     ("luajit", &["-e"]),
     ("rscript", &["-e"]),
     ("osascript", &["-e"]),
-    ("pwsh", &["-c", "-command", "--command"]),
-    ("powershell", &["-c", "-command", "--command"]),
+    ("pwsh", &["-c", "-command", "-Command", "--command"]),
+    ("powershell", &["-c", "-command", "-Command", "--command"]),
     ("tclsh", &[]),
     ("expect", &["-c"]),
+    ("vim", &["-c", "--cmd"]),
+    ("nvim", &["-c", "--cmd"]),
+    ("vi", &["-c", "--cmd"]),
+    ("ex", &["-c", "--cmd"]),
+    ("view", &["-c", "--cmd"]),
+    ("gvim", &["-c", "--cmd"]),
     ("awk", &[]),
     ("gawk", &[]),
     ("mawk", &[]),
     ("nawk", &[]),
 ];
+
+/// Database clients that read statements from stdin.
+const DB_CLIENTS: &[&str] = &[
+    "psql", "mysql", "mariadb", "sqlite3", "mongo", "mongosh", "redis-cli", "valkey-cli", "cqlsh", "sqlcmd", "duckdb",
+    "clickhouse-client", "sqlplus", "cockroach", "influx",
+];
+
+fn lang_is_vim(lang: &str) -> bool {
+    matches!(lang, "vim" | "nvim" | "vi" | "ex" | "view" | "gvim")
+}
+
+/// The file a download command writes, when it names one.
+fn download_target(program: &str, args: &[Word]) -> Option<Word> {
+    let mut url: Option<&Word> = None;
+    let mut i = 0;
+    let mut remote_name = false;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        let value_of = |flag: &str| a.strip_prefix(flag).filter(|v| !v.is_empty());
+        match (program, a) {
+            ("curl", "-o" | "--output") | ("wget", "-O" | "--output-document") | ("aria2c", "-o" | "--out") | ("http" | "xh", "-o" | "--output") => {
+                return args.get(i + 1).cloned();
+            }
+            ("curl", "-O" | "--remote-name") => remote_name = true,
+            _ => {}
+        }
+        if let Some(v) = value_of("--output=").or_else(|| value_of("--output-document=")) {
+            return Some(args[i].clone().with_text(v));
+        }
+        if program == "curl" && a.starts_with("-o") && a.len() > 2 && !a.starts_with("--") {
+            return Some(args[i].clone().with_text(&a[2..]));
+        }
+        if a.contains("://") {
+            url = Some(&args[i]);
+        }
+        i += 1;
+    }
+    // `wget URL` and `curl -O URL` save under the URL's last path segment
+    let url = url?;
+    if program == "wget" || remote_name {
+        let name = url.text.split(['?', '#']).next()?.rsplit('/').next()?;
+        if !name.is_empty() {
+            return Some(url.clone().with_text(name));
+        }
+    }
+    None
+}
 
 /// The program name bash would run for `argv[0]`: its basename.
 pub fn program_name(argv0: &str) -> String {
@@ -137,6 +190,15 @@ fn skip_options(args: &[Word], value_opts: &[&str]) -> usize {
 }
 
 impl Analyzer<'_> {
+    /// True when `w` names a file an earlier download in the script wrote.
+    fn is_downloaded(&self, w: &Word, scope: &Scope) -> bool {
+        if w.dynamic || scope.downloaded.is_empty() {
+            return false;
+        }
+        let abs = self.resolve_word(w.clone(), scope);
+        scope.downloaded.iter().any(|d| d == &abs.text)
+    }
+
     /// Emits one simple command and everything it runs.
     pub(crate) fn emit_full(&mut self, argv: Vec<Word>, assignments: Vec<(String, Word)>, scope: &mut Scope, script_from_procsub: bool) {
         let Some(first) = argv.first().cloned() else { return };
@@ -214,7 +276,7 @@ impl Analyzer<'_> {
                 }
                 self.push(cmd);
             }
-            "echo" | "printf" | "cat" | "base64" => {
+            "echo" | "printf" | "cat" | "base64" | "ls" => {
                 let output = literal_output(&program, &args, scope);
                 self.push(cmd);
                 self.last_output = output;
@@ -267,7 +329,25 @@ impl Analyzer<'_> {
                 }
             }
             p if SHELLS.contains(&p) => self.unwrap_shell(cmd, args, scope),
+            "curl" | "wget" | "aria2c" | "http" | "xh" => {
+                if let Some(file) = download_target(&program, &args) {
+                    let abs = self.resolve_word(file, scope);
+                    if !abs.dynamic {
+                        scope.downloaded.push(abs.text);
+                    }
+                }
+                self.push(cmd);
+            }
+            p if DB_CLIENTS.contains(&p) => {
+                if let Some(text) = scope.stdin_text.clone() {
+                    cmd.inline_code = Some(InlineCode { language: p.to_string(), code: text });
+                }
+                self.push(cmd);
+            }
             p => {
+                if first.text.contains('/') && self.is_downloaded(&first, scope) {
+                    cmd.stdin_from.push("<download>".into());
+                }
                 if let Some((lang, code_opts)) = interpreter_of(p) {
                     self.interpreter(cmd, args, scope, lang, code_opts);
                     return;
@@ -296,7 +376,8 @@ impl Analyzer<'_> {
             }
         }
         if start >= args.len() {
-            if name == "chroot" {
+            let shell_flag = args.iter().any(|w| w.text == "-s" || w.text == "-i");
+            if name == "chroot" || (matches!(name, "doas" | "run0" | "pkexec") && (shell_flag || args.is_empty())) {
                 // chroot with no command starts a shell in the new root
                 cmd.wrapper = true;
                 self.push(cmd);
@@ -551,6 +632,9 @@ impl Analyzer<'_> {
             return;
         }
         let script_arg = if stdin_mode { None } else { args.get(i) };
+        if script_arg.is_some_and(|f| self.is_downloaded(f, scope)) {
+            cmd.stdin_from.push("<download>".into());
+        }
         match script_arg {
             Some(file) if file.text != "-" && file.text != "/dev/stdin" => {
                 // Runs a script file: its content is not known here.
@@ -578,7 +662,7 @@ impl Analyzer<'_> {
     fn interpreter(&mut self, mut cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope, lang: &str, code_opts: &[&str]) {
         let mut code: Vec<Word> = Vec::new();
         let mut i = 0;
-        let mut module = false;
+        let module = false;
         let awk = matches!(lang, "awk" | "gawk" | "mawk" | "nawk");
         let mut has_program_file = false;
         while i < args.len() {
@@ -599,7 +683,16 @@ impl Analyzer<'_> {
                 i += 1;
                 continue;
             }
+            if lang_is_vim(lang) && a.starts_with('+') {
+                code.push(args[i].clone().with_text(&a[1..]));
+                i += 1;
+                continue;
+            }
             if !a.starts_with('-') || a == "-" {
+                if lang_is_vim(lang) {
+                    i += 1;
+                    continue;
+                }
                 break;
             }
             if awk && matches!(a, "-F" | "-v" | "--assign" | "--field-separator") {
@@ -612,8 +705,16 @@ impl Analyzer<'_> {
                 continue;
             }
             if lang == "python" && (a == "-m" || a.starts_with("-m")) {
-                module = true;
-                break;
+                // `python -m twine upload`: the module is the program that runs
+                let mut inner: Vec<Word> = Vec::new();
+                if a.len() > 2 {
+                    inner.push(args[i].clone().with_text(&a[2..]));
+                }
+                inner.extend(args[i + 1..].iter().cloned());
+                cmd.wrapper = true;
+                self.push(cmd);
+                self.inner_argv(inner, scope, "python -m", false, None);
+                return;
             }
             if matches!(a, "-W" | "-X" | "-I" | "-r" | "--require" | "-M" | "--import" | "--input-type" | "-x") {
                 i += 2;
@@ -650,6 +751,9 @@ impl Analyzer<'_> {
         }
         if code.is_empty() && !module && !awk {
             let script = args.get(i);
+            if script.is_some_and(|f| self.is_downloaded(f, scope)) {
+                cmd.stdin_from.push("<download>".into());
+            }
             let from_stdin = script.is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
             if from_stdin {
                 if let Some(text) = scope.stdin_text.clone() {
@@ -669,7 +773,14 @@ impl Analyzer<'_> {
                 match snippet {
                     inline::Snippet::Script(s) => self.nested(&s, scope, &via),
                     inline::Snippet::Argv(argv) => {
-                        self.inner_argv(argv.into_iter().map(Word::lit).collect(), scope, &via, false, None)
+                        let argv: Vec<Word> = argv.into_iter().map(|(text, dynamic)| Word { text, dynamic }).collect();
+                        if argv.first().is_some_and(|w| w.dynamic) {
+                            self.opaque(format!("{lang} code runs a command built at run time"), &display(&argv));
+                        }
+                        self.inner_argv(argv, scope, &via, false, None)
+                    }
+                    inline::Snippet::Dynamic(text) => {
+                        self.opaque(format!("{lang} code runs a shell command built at run time"), &text);
                     }
                 }
             }
@@ -772,6 +883,12 @@ impl Analyzer<'_> {
         let mut cmd = cmd;
         cmd.wrapper = !execs.is_empty();
         self.push(cmd);
+        // find prints paths at or under its roots (see `ls` in literal_output)
+        let listed = if roots.iter().any(|r| r.dynamic) {
+            None
+        } else {
+            Some(roots.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n"))
+        };
         for (kind, inner) in execs {
             for root in roots.iter().take(8) {
                 let argv: Vec<Word> = inner
@@ -781,6 +898,7 @@ impl Analyzer<'_> {
                 self.inner_argv(argv, scope, &format!("find {kind}"), false, None);
             }
         }
+        self.last_output = listed;
     }
 
     fn unwrap_fd(&mut self, mut cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope) {
@@ -1037,6 +1155,12 @@ fn literal_output(program: &str, args: &[Word], scope: &Scope) -> Option<String>
             }
         }
         "cat" if args.is_empty() || args.iter().all(|w| w.text == "-") => scope.stdin_text.clone(),
+        // Not its exact output, but the paths it lists are at or under these:
+        // enough for `ls /var/log/* | xargs truncate -s 0` to be seen.
+        "ls" => {
+            let operands: Vec<&str> = args.iter().map(|w| w.text.as_str()).filter(|t| !t.starts_with('-')).collect();
+            Some(if operands.is_empty() { ".".to_string() } else { operands.join("\n") })
+        }
         "base64" if args.iter().any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D")) => {
             let input = scope.stdin_text.as_deref()?;
             inline::decode_base64(input)

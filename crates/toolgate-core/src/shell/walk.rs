@@ -32,6 +32,8 @@ pub(crate) struct Scope {
     pub stdin_text: Option<String>,
     pub redirects: Vec<Redirect>,
     pub aliases: HashMap<String, String>,
+    /// Files written by a network download earlier in the script.
+    pub downloaded: Vec<String>,
 }
 
 /// The word being built from its syntax parts.
@@ -42,6 +44,9 @@ struct WordAcc {
     brace: bool,
     /// Programs inside process substitutions in this word (`<(curl …)`).
     procsub: Vec<String>,
+    /// An unquoted expansion contributed text, so the shell splits the word
+    /// on `$IFS`.
+    split: bool,
 }
 
 pub(crate) struct Analyzer<'e> {
@@ -84,6 +89,7 @@ impl<'e> Analyzer<'e> {
             stdin_text: None,
             redirects: Vec::new(),
             aliases: HashMap::new(),
+            downloaded: Vec::new(),
         }
     }
 
@@ -142,13 +148,31 @@ impl<'e> Analyzer<'e> {
             "command" => self.command(node, src, scope, depth),
             "variable_assignment" => self.assign(node, src, scope, depth),
             "variable_assignments" | "declaration_command" | "unset_command" => {
+                // `export X=1`, `unset HISTFILE`: reported as a command too, so
+                // rules about the builtin itself can see its arguments.
+                let mut argv: Vec<Word> = Vec::new();
+                if node.kind() != "variable_assignments" {
+                    let raw = &src[node.byte_range()];
+                    let keyword: String = raw.chars().take_while(|c| !c.is_whitespace()).collect();
+                    argv.push(Word::lit(keyword));
+                }
                 let mut c = node.walk();
                 for child in node.named_children(&mut c) {
                     if child.kind() == "variable_assignment" {
                         self.assign(child, src, scope, depth + 1);
+                        let name = child.child_by_field_name("name").map(|n| src[n.byte_range()].to_string()).unwrap_or_default();
+                        let value = scope.vars.get(&name).cloned().flatten();
+                        argv.push(match value {
+                            Some(v) => Word::lit(format!("{name}={v}")),
+                            None => Word { text: src[child.byte_range()].to_string(), dynamic: true },
+                        });
                     } else {
-                        self.eval_word(child, src, scope, depth + 1);
+                        argv.extend(self.eval_word(child, src, scope, depth + 1));
                     }
+                }
+                if !argv.is_empty() {
+                    let mut own = scope.clone();
+                    self.emit_with_procsub(argv, Vec::new(), own.clone(), &mut own, false);
                 }
             }
             "function_definition" => {
@@ -166,6 +190,11 @@ impl<'e> Analyzer<'e> {
             "pipeline" => self.pipeline(node, src, scope, depth),
             "redirected_statement" => self.redirected(node, src, scope, depth),
             "for_statement" => self.for_loop(node, src, scope, depth),
+            "while_statement" | "c_style_for_statement" => {
+                let mut inner = scope.clone();
+                inner.via.push(Via { wrapper: "loop".into() });
+                self.walk_children(node, src, &mut inner, depth);
+            }
             "command_substitution" | "process_substitution" => {
                 self.substitution(node, src, scope, depth);
             }
@@ -183,8 +212,20 @@ impl<'e> Analyzer<'e> {
 
     fn walk_children(&mut self, node: Node, src: &str, scope: &mut Scope, depth: usize) {
         let mut c = node.walk();
-        for child in node.named_children(&mut c) {
-            self.walk(child, src, scope, depth + 1);
+        let children: Vec<Node> = node.children(&mut c).collect();
+        for (i, child) in children.iter().enumerate() {
+            if !child.is_named() {
+                continue;
+            }
+            // `cmd &`: the statement runs in the background
+            if children.get(i + 1).is_some_and(|n| !n.is_named() && n.kind() == "&") {
+                let mut bg = scope.clone();
+                bg.via.push(Via { wrapper: "&".into() });
+                self.walk(*child, src, &mut bg, depth + 1);
+                scope.downloaded = bg.downloaded;
+            } else {
+                self.walk(*child, src, scope, depth + 1);
+            }
         }
     }
 
@@ -288,8 +329,10 @@ impl<'e> Analyzer<'e> {
             }
         }
         let before = self.out.commands.len();
-        if let Some(body) = node.child_by_field_name("body") {
-            self.walk(body, src, &mut inner, depth + 1);
+        match node.child_by_field_name("body") {
+            Some(body) => self.walk(body, src, &mut inner, depth + 1),
+            // `> file` alone still opens (and truncates) the file
+            None => self.emit_with_procsub(Vec::new(), Vec::new(), inner.clone(), &mut inner, false),
         }
         // `cat <<EOF | sh` and `cat <<EOF && x`: tree-sitter hangs the rest of
         // the line under the here-doc.
@@ -509,6 +552,9 @@ impl<'e> Analyzer<'e> {
         if own.aliases.len() != before_aliases {
             scope.aliases = own.aliases.clone();
         }
+        if own.downloaded.len() != scope.downloaded.len() {
+            scope.downloaded = own.downloaded.clone();
+        }
     }
 
     /// Emits argv found outside the tree walk (plain text, wrappers).
@@ -545,6 +591,17 @@ impl<'e> Analyzer<'e> {
         let mut acc = WordAcc::default();
         self.word_part(node, src, scope, depth, &mut acc);
         procsub.append(&mut acc.procsub);
+        if acc.split && !acc.dynamic {
+            // `c="rm -rf /"; $c` runs rm: unquoted expansions are split on IFS.
+            let ifs: String = match scope.vars.get("IFS") {
+                None => " \t\n".to_string(),
+                Some(Some(v)) => v.clone(),
+                Some(None) => return vec![Word { text: acc.text, dynamic: true }],
+            };
+            if !ifs.is_empty() && acc.text.contains(|c| ifs.contains(c)) {
+                return acc.text.split(|c| ifs.contains(c)).filter(|p| !p.is_empty()).map(Word::lit).collect();
+            }
+        }
         if acc.brace && !acc.dynamic {
             if let Some(expanded) = words::brace_expand(&acc.text) {
                 return expanded.into_iter().map(Word::lit).collect();
@@ -599,9 +656,13 @@ impl<'e> Analyzer<'e> {
             }
             "simple_expansion" => {
                 let name = raw.trim_start_matches('$');
+                acc.split |= !quoted(node);
                 self.expand_var(name, raw, scope, acc);
             }
-            "expansion" => self.expansion(node, src, raw, scope, depth, acc),
+            "expansion" => {
+                acc.split |= !quoted(node);
+                self.expansion(node, src, raw, scope, depth, acc)
+            }
             "command_substitution" => {
                 let programs = self.substitution(node, src, scope, depth);
                 match literal_substitution(node, src, self) {
@@ -710,6 +771,19 @@ impl<'e> Analyzer<'e> {
         acc.dynamic = true;
         acc.text.push_str(raw);
     }
+}
+
+/// True when a node sits inside double quotes (no word splitting there).
+fn quoted(node: Node) -> bool {
+    let mut p = node.parent();
+    while let Some(n) = p {
+        match n.kind() {
+            "string" | "translated_string" | "heredoc_body" => return true,
+            "command" | "program" | "variable_assignment" | "command_substitution" => return false,
+            _ => p = n.parent(),
+        }
+    }
+    false
 }
 
 /// The operator token of a redirect node (`>`, `>>`, `<`, `&>` …).

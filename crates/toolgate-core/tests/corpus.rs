@@ -57,7 +57,8 @@ fn bash(command: &str) -> ToolCall {
 fn dangerous_commands_are_stopped() {
     let engine = engine();
     let env = env();
-    let cases = load(include_str!("corpus/dangerous.tsv"));
+    let mut cases = load(include_str!("corpus/dangerous.tsv"));
+    cases.extend(load(include_str!("corpus/dangerous_redteam.tsv")));
     assert!(cases.len() >= 150, "corpus too small: {}", cases.len());
     let mut allowed = Vec::new();
     for (cat, cmd) in &cases {
@@ -73,7 +74,8 @@ fn dangerous_commands_are_stopped() {
 fn ordinary_commands_are_allowed() {
     let engine = engine();
     let env = env();
-    let cases = load(include_str!("corpus/benign.tsv"));
+    let mut cases = load(include_str!("corpus/benign.tsv"));
+    cases.extend(load(include_str!("corpus/benign_redteam.tsv")));
     assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
     let mut stopped = Vec::new();
     for (cat, cmd) in &cases {

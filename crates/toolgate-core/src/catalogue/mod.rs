@@ -81,7 +81,10 @@ struct Common {
 struct ExecRule {
     common: Common,
     programs: Vec<String>,
+    programs_not: Vec<String>,
     sub: Vec<Vec<String>>,
+    operands_regex: Option<Regex>,
+    operands_not_regex: Option<Regex>,
     flags_any: Vec<String>,
     flags_all: Vec<String>,
     flags_none: Vec<String>,
@@ -283,6 +286,9 @@ impl Catalogue {
         Ok(ExecRule {
             common: common(pack, &s.id, &s.class, s.verdict.as_deref(), &s.reason)?,
             programs: s.programs.clone(),
+            programs_not: s.programs_not.clone(),
+            operands_regex: re(&s.operands_regex)?,
+            operands_not_regex: re(&s.operands_not_regex)?,
             sub: s.sub.iter().map(|w| w.split('|').map(str::to_string).collect()).collect(),
             flags_any: s.flags_any.clone(),
             flags_all: s.flags_all.clone(),
@@ -335,6 +341,9 @@ impl Catalogue {
     }
 
     fn exec_rule_matches(&self, rule: &ExecRule, cmd: &SimpleCommand, env: &Env) -> Option<Finding> {
+        if rule.programs_not.iter().any(|p| p == &cmd.program) {
+            return None;
+        }
         if let Some(p) = rule.privileged {
             if cmd.privileged != p {
                 return None;
@@ -385,6 +394,15 @@ impl Catalogue {
                 return None;
             }
             if rule.args_not_regex.as_ref().is_some_and(|re| re.is_match(&joined)) {
+                return None;
+            }
+        }
+        if rule.operands_regex.is_some() || rule.operands_not_regex.is_some() {
+            let joined = argv::operands(&classified).map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+            if rule.operands_regex.as_ref().is_some_and(|re| !re.is_match(&joined)) {
+                return None;
+            }
+            if rule.operands_not_regex.as_ref().is_some_and(|re| re.is_match(&joined)) {
                 return None;
             }
         }

@@ -92,6 +92,9 @@ pub struct ExecRuleSpec {
     pub reason: String,
     #[serde(default)]
     pub programs: Vec<String>,
+    /// Programs the rule never applies to.
+    #[serde(default)]
+    pub programs_not: Vec<String>,
     /// Leading operands, in order; `a|b` offers alternatives.
     #[serde(default)]
     pub sub: Vec<String>,
@@ -107,6 +110,13 @@ pub struct ExecRuleSpec {
     /// Regex matched against all arguments joined by spaces.
     #[serde(default)]
     pub args_regex: Option<String>,
+    /// Regex matched against the operands (no flags, no option values)
+    /// joined by spaces: the way to match CLI subcommands past global options.
+    #[serde(default)]
+    pub operands_regex: Option<String>,
+    /// Regex that, when it matches the joined operands, excludes the rule.
+    #[serde(default)]
+    pub operands_not_regex: Option<String>,
     /// Regex that, when it matches the joined arguments, excludes the rule.
     #[serde(default)]
     pub args_not_regex: Option<String>,

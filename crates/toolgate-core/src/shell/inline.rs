@@ -21,7 +21,7 @@ pub enum Snippet {
 
 /// Functions that run a shell command or a program. Dotted names match as
 /// written; bare names only when not a method of some other object.
-const EXEC_CALL: &str = r"(?:(?:os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|child_process\.\w+|IO\.popen|Open3\.\w+|Kernel\.(?:system|exec|spawn)|Deno\.run|Bun\.spawn(?:Sync)?|os\.execute|io\.popen|Runtime\.getRuntime\(\)\.exec|\.(?:execSync|execFileSync|spawnSync|spawn|execFile)|(?:child_process|cp|proc)\.exec)|(?:^|[^.\w$])(?:system|exec|execSync|execFileSync|spawnSync|spawn|execFile|shell_exec|passthru|proc_open|popen|do shell script))";
+const EXEC_CALL: &str = r"(?:(?:os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|child_process\.\w+|IO\.popen|Open3\.\w+|Kernel\.(?:system|exec|spawn)|Deno\.run|Bun\.spawn(?:Sync)?|os\.execute|io\.popen|Runtime\.getRuntime\(\)\.exec|\.(?:system|popen)|\.(?:execSync|execFileSync|spawnSync|spawn|execFile)|(?:child_process|cp|proc)\.exec)|(?:^|[^.\w$])(?:system|exec|execSync|execFileSync|spawnSync|spawn|execFile|shell_exec|passthru|proc_open|popen|do shell script))";
 
 fn exec_call() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -62,6 +62,55 @@ pub fn shell_snippets(code: &str) -> Vec<Snippet> {
     }
     out.truncate(32);
     out
+}
+
+/// Commands a sed script runs: GNU sed's `e command` runs `command`; the
+/// `e` flag of `s///e` runs the edited line, which is not known statically.
+pub fn sed_commands(script: &str) -> Vec<Snippet> {
+    static E_CMD: OnceLock<Regex> = OnceLock::new();
+    let e_cmd = E_CMD.get_or_init(|| Regex::new(r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/]*/)?(?:,(?:\d+|\$|/[^/]*/))?\s*e\s+([^;\n}]+)").expect("valid regex"));
+    let mut out: Vec<Snippet> = e_cmd.captures_iter(script).filter_map(|c| c.get(1)).map(|m| Snippet::Script(m.as_str().trim().to_string())).collect();
+    if substitutions_execute(script) {
+        out.push(Snippet::Dynamic(script.to_string()));
+    }
+    out
+}
+
+/// True when a sed script has an `s` command with the `e` flag.
+fn substitutions_execute(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    while i + 1 < chars.len() {
+        let at_command = i == 0 || matches!(chars[i - 1], ';' | '{' | '}' | '\n' | ' ' | '\t') || chars[i - 1].is_ascii_digit() || chars[i - 1] == '$';
+        if chars[i] == 's' && at_command && !chars[i + 1].is_alphanumeric() && !chars[i + 1].is_whitespace() && chars[i + 1] != '\\' {
+            let delim = chars[i + 1];
+            let mut j = i + 2;
+            let mut seen = 0;
+            while j < chars.len() && seen < 2 {
+                if chars[j] == '\\' {
+                    j += 2;
+                    continue;
+                }
+                if chars[j] == delim {
+                    seen += 1;
+                }
+                j += 1;
+            }
+            if seen == 2 {
+                let mut k = j;
+                while k < chars.len() && (chars[k].is_ascii_alphanumeric()) {
+                    if chars[k] == 'e' {
+                        return true;
+                    }
+                    k += 1;
+                }
+                i = k;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 /// One argument of a call: a literal string, or text whose value is unknown.
@@ -252,6 +301,14 @@ mod tests {
             vec![argv(&[("rm", false), ("-rf", false), ("Dir.home", true)])]
         );
         assert_eq!(shell_snippets(r#"system "rm", "-rf", $ENV{HOME}"#), vec![argv(&[("rm", false), ("-rf", false), ("$ENV{HOME}", true)])]);
+    }
+
+    #[test]
+    fn sed_execution() {
+        assert_eq!(sed_commands("1e rm -rf ~"), vec![Snippet::Script("rm -rf ~".into())]);
+        assert_eq!(sed_commands("s/x/y/e").len(), 1);
+        assert!(sed_commands("s/e/f/g").is_empty());
+        assert!(sed_commands("1,20p").is_empty());
     }
 
     #[test]

@@ -107,6 +107,32 @@ fn lang_is_vim(lang: &str) -> bool {
     matches!(lang, "vim" | "nvim" | "vi" | "ex" | "view" | "gvim")
 }
 
+/// The directory `git clone URL [DIR]` creates.
+fn clone_target(args: &[Word]) -> Option<Word> {
+    let at = args.iter().position(|w| w.text == "clone")?;
+    let mut operands = Vec::new();
+    let mut i = at + 1;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if matches!(t, "-b" | "--branch" | "-o" | "--origin" | "--depth" | "-c" | "--config" | "--reference" | "--separate-git-dir" | "-u" | "--upload-pack" | "-j" | "--jobs" | "--filter" | "--template") {
+            i += 2;
+            continue;
+        }
+        if !t.starts_with('-') {
+            operands.push(args[i].clone());
+        }
+        i += 1;
+    }
+    match operands.as_slice() {
+        [_, dir, ..] => Some(dir.clone()),
+        [url] => {
+            let name = url.text.trim_end_matches('/').rsplit(['/', ':']).next()?.trim_end_matches(".git").to_string();
+            (!name.is_empty()).then(|| url.clone().with_text(&name))
+        }
+        [] => None,
+    }
+}
+
 /// The file a download command writes, when it names one.
 fn download_target(program: &str, args: &[Word]) -> Option<Word> {
     let mut url: Option<&Word> = None;
@@ -199,6 +225,31 @@ impl Analyzer<'_> {
         scope.downloaded.iter().any(|d| d == &abs.text)
     }
 
+    /// True when a build or run tool works on a repository cloned earlier in
+    /// the same command (`git clone URL x && make -C x`).
+    fn touches_clone(&self, program: &str, first: &Word, args: &[Word], scope: &Scope) -> bool {
+        const BUILDERS: &[&str] = &[
+            "make", "gmake", "cmake", "ninja", "meson", "npm", "npx", "yarn", "pnpm", "bun", "pip", "pip3", "python", "python3",
+            "node", "cargo", "go", "bash", "sh", "zsh", "ruby", "perl", "php", "gradle", "mvn", "bundle", "rake", "just", "docker",
+            "podman", "composer", "poetry", "uv", "deno", "swift", "dotnet", "sbt", "mix", "stack", "cabal", "source", ".",
+        ];
+        let within = |w: &Word| {
+            let abs = self.resolve_word(w.clone(), scope);
+            !abs.dynamic && scope.cloned.iter().any(|c| crate::paths::is_within(&abs.text, c))
+        };
+        if first.text.contains('/') && within(first) {
+            return true;
+        }
+        if !BUILDERS.contains(&program) {
+            return false;
+        }
+        scope.cwd.as_deref().is_some_and(|cwd| scope.cloned.iter().any(|c| crate::paths::is_within(cwd, c)))
+            || args.iter().any(|a| {
+                let t = a.text.split_once('=').map(|(_, v)| v).unwrap_or(&a.text);
+                (t.contains('/') || scope.cloned.iter().any(|c| c.ends_with(&format!("/{t}")))) && within(&Word { text: t.to_string(), dynamic: a.dynamic })
+            })
+    }
+
     /// Emits one simple command and everything it runs.
     pub(crate) fn emit_full(&mut self, argv: Vec<Word>, assignments: Vec<(String, Word)>, scope: &mut Scope, script_from_procsub: bool) {
         let Some(first) = argv.first().cloned() else { return };
@@ -236,6 +287,17 @@ impl Analyzer<'_> {
         }
         let args: Vec<Word> = cmd.argv[1..].to_vec();
         self.last_output = None;
+        if !scope.cloned.is_empty() && self.touches_clone(&program, &first, &args, scope) {
+            cmd.stdin_from.push("<clone>".into());
+        }
+        if program == "git" {
+            if let Some(dir) = clone_target(&args) {
+                let abs = self.resolve_word(dir, scope);
+                if !abs.dynamic {
+                    scope.cloned.push(abs.text);
+                }
+            }
+        }
         match program.as_str() {
             "cd" | "pushd" | "chdir" => {
                 let target = args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
@@ -279,6 +341,7 @@ impl Analyzer<'_> {
             "echo" | "printf" | "cat" | "base64" | "ls" => {
                 let output = literal_output(&program, &args, scope);
                 self.push(cmd);
+                self.last_output_dynamic = output.is_none() && matches!(program.as_str(), "echo" | "printf") && args.iter().any(|w| w.dynamic);
                 self.last_output = output;
             }
             "env" => self.unwrap_env(cmd, args, scope),
@@ -322,6 +385,9 @@ impl Analyzer<'_> {
                 self.inner_argv(args[3..].to_vec(), scope, "ip netns exec", true, None);
             }
             "tmux" => self.unwrap_tmux(cmd, args, scope),
+            "rsync" | "scp" | "sftp" | "tar" | "gtar" | "sed" | "gsed" | "make" | "gmake" | "ansible" | "git" => {
+                self.embedded_commands(cmd, args, scope)
+            }
             "at" | "batch" => {
                 self.push(cmd);
                 if let Some(text) = scope.stdin_text.clone() {
@@ -650,6 +716,9 @@ impl Analyzer<'_> {
             _ => {
                 // Reads its script from stdin.
                 let text = scope.stdin_text.clone();
+                if text.is_none() && scope.stdin_from.iter().any(|s| s == "$") {
+                    self.opaque(format!("{program} runs a script built at run time from its input"), &display(&cmd.argv));
+                }
                 cmd.wrapper = text.is_some();
                 self.push(cmd);
                 if let Some(text) = text {
@@ -758,6 +827,8 @@ impl Analyzer<'_> {
             if from_stdin {
                 if let Some(text) = scope.stdin_text.clone() {
                     code.push(Word::lit(text));
+                } else if scope.stdin_from.iter().any(|s| s == "$") {
+                    self.opaque(format!("{lang} runs code built at run time from its input"), &display(&cmd.argv));
                 }
             }
         }
@@ -889,11 +960,26 @@ impl Analyzer<'_> {
         } else {
             Some(roots.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n"))
         };
+        // What `{}` stands for: the root itself (find yields it first), unless
+        // a name test filters the results and the root is inside the
+        // workspace, where the filtered entries are what runs.
+        let name_filter = args.windows(2).find(|w| matches!(w[0].text.as_str(), "-name" | "-iname") && !matches!(w[1].text.as_str(), "*" | ".*" | "*.*")).map(|w| w[1].text.clone());
         for (kind, inner) in execs {
             for root in roots.iter().take(8) {
+                let stand_in = match (&name_filter, root.dynamic) {
+                    (Some(pattern), false) => {
+                        let abs = self.resolve_word(root.clone(), scope);
+                        if !abs.dynamic && self.env.in_workspace(&abs.text) {
+                            Word::lit(format!("{}/{}", abs.text.trim_end_matches('/'), pattern))
+                        } else {
+                            root.clone()
+                        }
+                    }
+                    _ => root.clone(),
+                };
                 let argv: Vec<Word> = inner
                     .iter()
-                    .map(|w| if w.text.contains("{}") { Word { text: w.text.replace("{}", &root.text), dynamic: w.dynamic || root.dynamic } } else { w.clone() })
+                    .map(|w| if w.text.contains("{}") { Word { text: w.text.replace("{}", &stand_in.text), dynamic: w.dynamic || stand_in.dynamic } } else { w.clone() })
                     .collect();
                 self.inner_argv(argv, scope, &format!("find {kind}"), false, None);
             }
@@ -941,6 +1027,16 @@ impl Analyzer<'_> {
             &args,
             &["-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"],
         );
+        // `-o ProxyCommand=…` and `-o LocalCommand=…` run locally
+        for (i, w) in args.iter().enumerate() {
+            let opt = if w.text == "-o" { args.get(i + 1).map(|v| v.text.as_str()) } else { w.text.strip_prefix("-o").filter(|v| !v.is_empty()) };
+            if let Some((key, value)) = opt.and_then(|o| o.split_once(['=', ' '])) {
+                if matches!(key.trim().to_ascii_lowercase().as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
+                    let dynamic = args.get(i + 1).is_some_and(|v| v.dynamic) || w.dynamic;
+                    self.script_word(&Word { text: value.trim().to_string(), dynamic }, scope, "ssh -o");
+                }
+            }
+        }
         if start + 1 >= args.len() {
             self.push(cmd);
             return;
@@ -1023,6 +1119,114 @@ impl Analyzer<'_> {
         let program = cmd.program.clone();
         self.push(cmd);
         self.inner_argv(args[dd + 1..].to_vec(), scope, &format!("{program} {sub}"), false, Some(pod));
+    }
+
+    /// Programs that run commands given in their options: `rsync -e`,
+    /// `tar --checkpoint-action=exec=`, sed's `e`, make recipes read from
+    /// stdin, `ansible -a`, `git -c core.sshCommand=`.
+    fn embedded_commands(&mut self, cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope) {
+        let program = cmd.program.clone();
+        self.push(cmd);
+        let mut scripts: Vec<(Word, &str)> = Vec::new();
+        let value_after = |i: usize, flag: &str, attached_prefix: &str| -> Option<Word> {
+            let w = &args[i];
+            if w.text == flag {
+                return args.get(i + 1).cloned();
+            }
+            w.text.strip_prefix(attached_prefix).filter(|v| !v.is_empty() && !attached_prefix.is_empty()).map(|v| Word { text: v.to_string(), dynamic: w.dynamic })
+        };
+        for i in 0..args.len() {
+            match program.as_str() {
+                "rsync" | "scp" | "sftp" => {
+                    if let Some(v) = value_after(i, "-e", "--rsh=").or_else(|| value_after(i, "--rsh", "--rsync-path=")) {
+                        scripts.push((v, "rsync -e"));
+                    }
+                    if program == "scp" || program == "sftp" {
+                        if let Some(v) = value_after(i, "-S", "") {
+                            scripts.push((v, "scp -S"));
+                        }
+                    }
+                }
+                "tar" | "gtar" => {
+                    let t = args[i].text.as_str();
+                    for prefix in ["--checkpoint-action=exec=", "--to-command=", "--use-compress-program=", "--rsh-command=", "--info-script=", "--new-volume-script="] {
+                        if let Some(v) = t.strip_prefix(prefix) {
+                            scripts.push((Word { text: v.to_string(), dynamic: args[i].dynamic }, "tar"));
+                        }
+                    }
+                    if matches!(t, "-I" | "-F" | "--to-command" | "--use-compress-program" | "--info-script") {
+                        if let Some(v) = args.get(i + 1) {
+                            scripts.push((v.clone(), "tar"));
+                        }
+                    }
+                }
+                "sed" | "gsed" => {
+                    let script = if args[i].text == "-e" || args[i].text == "--expression" {
+                        args.get(i + 1).cloned()
+                    } else if i == args.iter().position(|w| !w.text.starts_with('-')).unwrap_or(usize::MAX) && !args.iter().any(|w| w.text == "-e" || w.text == "-f") {
+                        Some(args[i].clone())
+                    } else {
+                        None
+                    };
+                    if let Some(s) = script {
+                        for snippet in inline::sed_commands(&s.text) {
+                            match snippet {
+                                inline::Snippet::Script(c) => scripts.push((Word { text: c, dynamic: s.dynamic }, "sed e")),
+                                other => {
+                                    if let inline::Snippet::Dynamic(t) = other {
+                                        self.opaque("sed runs the edited text as a command (s///e)", &t);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                "ansible" => {
+                    if let Some(v) = value_after(i, "-a", "--args=").or_else(|| value_after(i, "--args", "")) {
+                        let module = args.windows(2).find(|w| w[0].text == "-m" || w[0].text == "--module-name").map(|w| w[1].text.clone());
+                        if module.as_deref().is_none_or(|m| matches!(m, "shell" | "command" | "raw" | "ansible.builtin.shell" | "ansible.builtin.command" | "ansible.builtin.raw")) {
+                            scripts.push((v, "ansible"));
+                        }
+                    }
+                }
+                "git" => {
+                    if let Some(v) = value_after(i, "-c", "") {
+                        if let Some((key, value)) = v.text.split_once('=') {
+                            let key = key.to_ascii_lowercase();
+                            if key == "core.sshcommand" || key == "core.pager" || key == "core.editor" || key == "core.fsmonitor" || key == "sequence.editor" {
+                                scripts.push((Word { text: value.to_string(), dynamic: v.dynamic }, "git -c"));
+                            } else if key.starts_with("alias.") {
+                                if let Some(body) = value.strip_prefix('!') {
+                                    scripts.push((Word { text: body.to_string(), dynamic: v.dynamic }, "git alias"));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if matches!(program.as_str(), "make" | "gmake") {
+            let from_stdin = args.windows(2).any(|w| matches!(w[0].text.as_str(), "-f" | "--file" | "--makefile") && matches!(w[1].text.as_str(), "-" | "/dev/stdin"));
+            if from_stdin {
+                if let Some(text) = scope.stdin_text.clone() {
+                    for recipe in text.lines().filter_map(|l| l.strip_prefix('\t')) {
+                        let line = recipe.trim_start_matches(['@', '-', '+']);
+                        scripts.push((Word::lit(line), "make recipe"));
+                    }
+                } else {
+                    self.opaque("make reads a makefile built at run time", &display(&args));
+                }
+            }
+        }
+        for (script, via) in scripts.into_iter().take(16) {
+            let mut inner = scope.clone();
+            if via == "ansible" {
+                inner.remote = args.iter().find(|w| !w.text.starts_with('-')).map(|w| w.text.clone());
+                inner.cwd = None;
+            }
+            self.script_word(&script, &inner, via);
+        }
     }
 
     fn unwrap_tmux(&mut self, mut cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope) {

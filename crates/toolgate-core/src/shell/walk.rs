@@ -34,6 +34,8 @@ pub(crate) struct Scope {
     pub aliases: HashMap<String, String>,
     /// Files written by a network download earlier in the script.
     pub downloaded: Vec<String>,
+    /// Directories a `git clone` earlier in the script created.
+    pub cloned: Vec<String>,
 }
 
 /// The word being built from its syntax parts.
@@ -56,12 +58,14 @@ pub(crate) struct Analyzer<'e> {
     /// Literal stdout of the last command emitted (`echo x`, `printf x`,
     /// `cat` of a here-doc, `base64 -d` of a literal), for the next pipe stage.
     pub last_output: Option<String>,
+    /// The last command printed text built at run time (`echo "$x"`).
+    pub last_output_dynamic: bool,
     truncated: bool,
 }
 
 impl<'e> Analyzer<'e> {
     pub fn new(env: &'e Env) -> Self {
-        Analyzer { env, out: ShellAnalysis::default(), reparse_depth: 0, last_output: None, truncated: false }
+        Analyzer { env, out: ShellAnalysis::default(), reparse_depth: 0, last_output: None, last_output_dynamic: false, truncated: false }
     }
 
     pub fn finish(self) -> ShellAnalysis {
@@ -90,6 +94,7 @@ impl<'e> Analyzer<'e> {
             redirects: Vec::new(),
             aliases: HashMap::new(),
             downloaded: Vec::new(),
+            cloned: Vec::new(),
         }
     }
 
@@ -302,9 +307,13 @@ impl<'e> Analyzer<'e> {
             inner.stdin_from = upstream.clone();
             inner.stdin_text = text.take();
             self.last_output = None;
+            self.last_output_dynamic = false;
             let before = self.out.commands.len();
             self.walk(child, src, &mut inner, depth + 1);
             text = self.last_output.take();
+            if std::mem::take(&mut self.last_output_dynamic) && !upstream.iter().any(|u| u == "$") {
+                upstream.push("$".into());
+            }
             for cmd in &self.out.commands[before..] {
                 if !cmd.wrapper && !upstream.contains(&cmd.program) {
                     upstream.push(cmd.program.clone());
@@ -554,6 +563,9 @@ impl<'e> Analyzer<'e> {
         }
         if own.downloaded.len() != scope.downloaded.len() {
             scope.downloaded = own.downloaded.clone();
+        }
+        if own.cloned.len() != scope.cloned.len() {
+            scope.cloned = own.cloned.clone();
         }
     }
 

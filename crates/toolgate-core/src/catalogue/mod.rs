@@ -445,12 +445,24 @@ impl Catalogue {
                 OperandScope::ButLast => &[],
             };
             for w in ops.iter().copied() {
-                match resolve(w, cmd, env) {
+                match resolve(w, cmd, env).or_else(|| dynamic_as_glob(w, env)) {
                     Some(abs) => {
                         if rule.paths_any.iter().any(|s| self.set_matches(s, &abs, env)) {
-                            detail = Some(abs);
+                            if w.dynamic {
+                                // matched only through a value unknown statically
+                                detail = Some(format!("{abs} (known only at run time)"));
+                                via_dynamic = true;
+                            } else {
+                                detail = Some(abs);
+                                via_dynamic = false;
+                            }
                             hit = true;
                             break;
+                        }
+                        if w.dynamic && unknown_counts {
+                            detail.get_or_insert_with(|| format!("{} (known only at run time)", w.text));
+                            via_dynamic = true;
+                            hit = true;
                         }
                     }
                     None if unknown_counts => {
@@ -464,9 +476,7 @@ impl Catalogue {
             if !hit {
                 return None;
             }
-            if detail.as_deref().is_some_and(|d| !d.ends_with("run time)")) {
-                via_dynamic = false;
-            }
+
         }
         if !rule.redirect_to.is_empty() || !rule.redirect_from.is_empty() {
             let found = cmd.redirects.iter().find(|r| {
@@ -666,6 +676,19 @@ fn action_specificity(pattern: &str, action: Option<&str>) -> Option<u8> {
             }
         }
     }
+}
+
+/// A partly unknown absolute path as a glob: `/proc/$(pgrep x)/environ` →
+/// `/proc/*/environ`. Only for words that start with a literal `/` or `~`,
+/// where the unknown parts cannot move the path elsewhere.
+fn dynamic_as_glob(w: &Word, env: &Env) -> Option<String> {
+    static DYN: OnceLock<Regex> = OnceLock::new();
+    if !w.dynamic || !(w.text.starts_with('/') || w.text.starts_with("~/")) || w.text.starts_with("~/$") {
+        return None;
+    }
+    let re = DYN.get_or_init(|| Regex::new(r"\$\([^)]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$.|`[^`]*`").expect("valid regex"));
+    let glob = re.replace_all(&w.text, "*");
+    Some(env.resolve(&glob))
 }
 
 /// An operand as an absolute path; `None` when its value is unknown.

@@ -30,7 +30,21 @@ thread_local! {
 
 /// Parses shell text. `None` when tree-sitter gives up (it does not on any
 /// input we have seen, but the caller treats it as unparsable).
+///
+/// The parser sees an ASCII shadow of the text: every byte of a non-ASCII
+/// character becomes `a`. Bash treats such characters as ordinary word
+/// characters, so the tree's shape and byte offsets are unchanged (callers
+/// slice the original text), while tree-sitter-bash's scanner never sees a
+/// large code point: its `isdigit` on one reads out of bounds and crashes
+/// the process (tree-sitter-bash issue #337, still open in 0.25.1).
 pub(crate) fn parse(src: &str) -> Option<tree_sitter::Tree> {
+    let shadow;
+    let src = if src.is_ascii() {
+        src
+    } else {
+        shadow = src.bytes().map(|b| if b.is_ascii() { b as char } else { 'a' }).collect::<String>();
+        shadow.as_str()
+    };
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {

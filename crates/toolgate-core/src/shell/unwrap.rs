@@ -58,6 +58,12 @@ const ARGV_WRAPPERS: &[(&str, &[&str], usize, bool)] = &[
     ("entr", &[], 0, false),
     ("faketime", &["-f"], 1, false),
     ("script", &["-E", "--echo", "-I", "-O", "-T", "--log-timing", "-t"], 0, false),
+    // package runners: the package's program is what runs
+    ("npx", &["-p", "--package", "-c", "--call", "--node-options"], 0, false),
+    ("bunx", &["-p", "--package"], 0, false),
+    ("pnpx", &[], 0, false),
+    ("uvx", &["--from", "--with", "-p", "--python"], 0, false),
+    ("pipx", &["--spec", "--python"], 0, false),
 ];
 
 /// Options of `sudo` that take a value.
@@ -105,6 +111,23 @@ const DB_CLIENTS: &[&str] = &[
 
 fn lang_is_vim(lang: &str) -> bool {
     matches!(lang, "vim" | "nvim" | "vi" | "ex" | "view" | "gvim")
+}
+
+/// Records text written by redirections (`> f` replaces, `>> f` appends).
+fn record_written(scope: &mut Scope, redirects: &[Redirect], text: &str) {
+    for r in redirects {
+        if r.target.dynamic || r.target.text.starts_with("/dev/") {
+            continue;
+        }
+        let content = match r.kind {
+            RedirectKind::Write => text.to_string(),
+            RedirectKind::Append => format!("{}{text}", scope.written_content(&r.target.text).unwrap_or("")),
+            _ => continue,
+        };
+        if scope.written.len() < 32 {
+            scope.written.push((r.target.text.clone(), content));
+        }
+    }
 }
 
 /// The directory `git clone URL [DIR]` creates.
@@ -216,6 +239,15 @@ fn skip_options(args: &[Word], value_opts: &[&str]) -> usize {
 }
 
 impl Analyzer<'_> {
+    /// The content of a script written earlier in the same command.
+    fn written_script(&self, w: &Word, scope: &Scope) -> Option<String> {
+        if w.dynamic || scope.written.is_empty() {
+            return None;
+        }
+        let abs = self.resolve_word(w.clone(), scope);
+        scope.written_content(&abs.text).map(str::to_string)
+    }
+
     /// True when `w` names a file an earlier download in the script wrote.
     fn is_downloaded(&self, w: &Word, scope: &Scope) -> bool {
         if w.dynamic || scope.downloaded.is_empty() {
@@ -331,6 +363,11 @@ impl Analyzer<'_> {
                 self.nested(&text, scope, "eval");
             }
             "source" | "." => {
+                if let Some(content) = args.first().and_then(|f| self.written_script(f, scope)) {
+                    self.push(cmd);
+                    self.nested(&content, scope, "source");
+                    return;
+                }
                 if script_from_procsub || args.first().is_some_and(|a| a.text == "/dev/stdin" || a.text == "-") {
                     if let Some(text) = scope.stdin_text.clone() {
                         self.nested(&text, scope, "source");
@@ -340,6 +377,9 @@ impl Analyzer<'_> {
             }
             "echo" | "printf" | "cat" | "base64" | "ls" => {
                 let output = literal_output(&program, &args, scope);
+                if let Some(text) = &output {
+                    record_written(scope, &cmd.redirects, text);
+                }
                 self.push(cmd);
                 self.last_output_dynamic = output.is_none() && matches!(program.as_str(), "echo" | "printf") && args.iter().any(|w| w.dynamic);
                 self.last_output = output;
@@ -379,6 +419,18 @@ impl Analyzer<'_> {
                     }
                 }
             }
+            "pipx" | "uv" | "poetry" | "pdm" | "hatch" | "pipenv" | "rye" | "bundle" | "pnpm" | "yarn" | "npm" | "conda" | "mamba"
+                if args.first().is_some_and(|w| matches!(w.text.as_str(), "run" | "exec" | "dlx" | "x"))
+                    && !(matches!(program.as_str(), "npm" | "pnpm" | "yarn" | "bundle") && args[0].text == "run") =>
+            {
+                // `uv run pytest`, `pnpm dlx x`, `bundle exec rake`: runs the named program
+                let start = 1 + skip_options(&args[1..], &["--with", "--from", "-p", "--python", "--package", "-n", "--name", "-c", "--call"]);
+                cmd.wrapper = start < args.len();
+                self.push(cmd);
+                if start < args.len() {
+                    self.inner_argv(args[start..].to_vec(), scope, &program, false, None);
+                }
+            }
             "ip" if args.len() > 3 && args[0].text == "netns" && args[1].text == "exec" => {
                 cmd.wrapper = true;
                 self.push(cmd);
@@ -410,9 +462,28 @@ impl Analyzer<'_> {
                 }
                 self.push(cmd);
             }
+            "tee" => {
+                if let Some(text) = scope.stdin_text.clone() {
+                    let targets: Vec<Redirect> = args
+                        .iter()
+                        .filter(|w| !w.text.starts_with('-'))
+                        .map(|w| Redirect { kind: if args.iter().any(|a| a.text == "-a" || a.text == "--append") { RedirectKind::Append } else { RedirectKind::Write }, target: self.resolve_word(w.clone(), scope) })
+                        .collect();
+                    record_written(scope, &targets, &text);
+                }
+                self.push(cmd);
+            }
             p => {
                 if first.text.contains('/') && self.is_downloaded(&first, scope) {
                     cmd.stdin_from.push("<download>".into());
+                }
+                if first.text.contains('/') {
+                    if let Some(content) = self.written_script(&first, scope) {
+                        cmd.wrapper = true;
+                        self.push(cmd);
+                        self.nested(&content, scope, "script");
+                        return;
+                    }
                 }
                 if let Some((lang, code_opts)) = interpreter_of(p) {
                     self.interpreter(cmd, args, scope, lang, code_opts);
@@ -703,6 +774,12 @@ impl Analyzer<'_> {
         }
         match script_arg {
             Some(file) if file.text != "-" && file.text != "/dev/stdin" => {
+                if let Some(content) = self.written_script(file, scope) {
+                    cmd.wrapper = true;
+                    self.push(cmd);
+                    self.nested(&content, scope, &format!("{program} script"));
+                    return;
+                }
                 // Runs a script file: its content is not known here.
                 if file.text.starts_with("/dev/fd/") || file.text.starts_with("/proc/self/fd/") {
                     if let Some(text) = scope.stdin_text.clone() {
@@ -823,6 +900,9 @@ impl Analyzer<'_> {
             if script.is_some_and(|f| self.is_downloaded(f, scope)) {
                 cmd.stdin_from.push("<download>".into());
             }
+            if let Some(content) = script.and_then(|f| self.written_script(f, scope)) {
+                code.push(Word::lit(content));
+            }
             let from_stdin = script.is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
             if from_stdin {
                 if let Some(text) = scope.stdin_text.clone() {
@@ -896,10 +976,14 @@ impl Analyzer<'_> {
         cmd.wrapper = true;
         self.push(cmd);
         let mut inner: Vec<Word> = if i < args.len() { args[i..].to_vec() } else { vec![Word::lit("echo")] };
-        let items: Vec<Word> = match (&scope.stdin_text, from_file) {
+        let mut items: Vec<Word> = match (&scope.stdin_text, from_file) {
             (Some(t), false) => t.split_whitespace().map(Word::lit).collect(),
-            _ => vec![Word { text: "{xargs input}".into(), dynamic: true }],
+            _ => Vec::new(),
         };
+        if items.is_empty() {
+            // No known input: the command is still judged, on unknown items.
+            items.push(Word { text: "{xargs input}".into(), dynamic: true });
+        }
         match replace {
             Some(r) if !r.is_empty() => {
                 for item in items.iter().take(16) {
@@ -954,11 +1038,20 @@ impl Analyzer<'_> {
         let mut cmd = cmd;
         cmd.wrapper = !execs.is_empty();
         self.push(cmd);
-        // find prints paths at or under its roots (see `ls` in literal_output)
+        // find prints paths at or under its roots (see `ls` in literal_output);
+        // with a name test, the matching names anywhere under them
+        let name_test = args.windows(2).find(|w| matches!(w[0].text.as_str(), "-name" | "-iname")).map(|w| w[1].text.clone());
         let listed = if roots.iter().any(|r| r.dynamic) {
             None
         } else {
-            Some(roots.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("\n"))
+            let shown: Vec<String> = roots
+                .iter()
+                .map(|r| match &name_test {
+                    Some(p) => format!("{}/**/{p}", r.text.trim_end_matches('/')),
+                    None => r.text.clone(),
+                })
+                .collect();
+            Some(shown.join("\n"))
         };
         // What `{}` stands for: the root itself (find yields it first), unless
         // a name test filters the results and the root is inside the

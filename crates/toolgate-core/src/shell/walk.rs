@@ -36,6 +36,28 @@ pub(crate) struct Scope {
     pub downloaded: Vec<String>,
     /// Directories a `git clone` earlier in the script created.
     pub cloned: Vec<String>,
+    /// Files written earlier in the script with known content
+    /// (`cat > run.sh <<EOF … EOF`), so running them can be judged.
+    pub written: Vec<(String, String)>,
+}
+
+impl Scope {
+    /// Takes over what a command run in this same shell changed (`cd`,
+    /// assignments, aliases, files written): used after redirected
+    /// statements and simple commands, which run in the current shell.
+    pub fn absorb(&mut self, other: &Scope) {
+        self.cwd = other.cwd.clone();
+        self.vars = other.vars.clone();
+        self.aliases = other.aliases.clone();
+        self.downloaded = other.downloaded.clone();
+        self.cloned = other.cloned.clone();
+        self.written = other.written.clone();
+    }
+
+    /// The content written to `path` earlier in the script, if known.
+    pub fn written_content(&self, path: &str) -> Option<&str> {
+        self.written.iter().rev().find(|(p, _)| p == path).map(|(_, c)| c.as_str())
+    }
 }
 
 /// The word being built from its syntax parts.
@@ -95,6 +117,7 @@ impl<'e> Analyzer<'e> {
             aliases: HashMap::new(),
             downloaded: Vec::new(),
             cloned: Vec::new(),
+            written: Vec::new(),
         }
     }
 
@@ -145,7 +168,7 @@ impl<'e> Analyzer<'e> {
             return;
         }
         if depth > MAX_NESTING {
-            self.opaque("the command is nested too deeply to analyze", &src[node.byte_range()]);
+            self.opaque("the command is nested too deeply to analyze", slice(src, node.byte_range()));
             return;
         }
         match node.kind() {
@@ -157,7 +180,7 @@ impl<'e> Analyzer<'e> {
                 // rules about the builtin itself can see its arguments.
                 let mut argv: Vec<Word> = Vec::new();
                 if node.kind() != "variable_assignments" {
-                    let raw = &src[node.byte_range()];
+                    let raw = slice(src, node.byte_range());
                     let keyword: String = raw.chars().take_while(|c| !c.is_whitespace()).collect();
                     argv.push(Word::lit(keyword));
                 }
@@ -165,11 +188,11 @@ impl<'e> Analyzer<'e> {
                 for child in node.named_children(&mut c) {
                     if child.kind() == "variable_assignment" {
                         self.assign(child, src, scope, depth + 1);
-                        let name = child.child_by_field_name("name").map(|n| src[n.byte_range()].to_string()).unwrap_or_default();
+                        let name = child.child_by_field_name("name").map(|n| slice(src, n.byte_range()).to_string()).unwrap_or_default();
                         let value = scope.vars.get(&name).cloned().flatten();
                         argv.push(match value {
                             Some(v) => Word::lit(format!("{name}={v}")),
-                            None => Word { text: src[child.byte_range()].to_string(), dynamic: true },
+                            None => Word { text: slice(src, child.byte_range()).to_string(), dynamic: true },
                         });
                     } else {
                         argv.extend(self.eval_word(child, src, scope, depth + 1));
@@ -181,7 +204,7 @@ impl<'e> Analyzer<'e> {
                 }
             }
             "function_definition" => {
-                let name = node.child_by_field_name("name").map(|n| src[n.byte_range()].to_string());
+                let name = node.child_by_field_name("name").map(|n| slice(src, n.byte_range()).to_string());
                 let mut inner = scope.clone();
                 inner.via.push(Via { wrapper: format!("function {}", name.unwrap_or_default()) });
                 if let Some(body) = node.child_by_field_name("body") {
@@ -237,7 +260,7 @@ impl<'e> Analyzer<'e> {
     fn substitution(&mut self, node: Node, src: &str, scope: &Scope, depth: usize) -> Vec<String> {
         let label = match node.kind() {
             "process_substitution" => "<( )",
-            _ if src[node.byte_range()].starts_with('`') => "` `",
+            _ if slice(src, node.byte_range()).starts_with('`') => "` `",
             _ => "$( )",
         };
         let mut inner = scope.clone();
@@ -252,7 +275,7 @@ impl<'e> Analyzer<'e> {
 
     fn assign(&mut self, node: Node, src: &str, scope: &mut Scope, depth: usize) {
         let Some(name) = node.child_by_field_name("name") else { return };
-        let name = src[name.byte_range()].to_string();
+        let name = slice(src, name.byte_range()).to_string();
         let value = match node.child_by_field_name("value") {
             Some(v) if v.kind() == "array" => {
                 self.eval_word(v, src, scope, depth + 1);
@@ -271,7 +294,7 @@ impl<'e> Analyzer<'e> {
     }
 
     fn for_loop(&mut self, node: Node, src: &str, scope: &mut Scope, depth: usize) {
-        let var = node.child_by_field_name("variable").map(|n| src[n.byte_range()].to_string());
+        let var = node.child_by_field_name("variable").map(|n| slice(src, n.byte_range()).to_string());
         let mut values: Vec<Word> = Vec::new();
         let mut has_values = false;
         let mut c = node.walk();
@@ -343,11 +366,15 @@ impl<'e> Analyzer<'e> {
             // `> file` alone still opens (and truncates) the file
             None => self.emit_with_procsub(Vec::new(), Vec::new(), inner.clone(), &mut inner, false),
         }
+        // a redirected simple command or group runs in this shell
+        if node.child_by_field_name("body").is_some_and(|b| b.kind() != "subshell" && b.kind() != "pipeline") {
+            scope.absorb(&inner);
+        }
         // `cat <<EOF | sh` and `cat <<EOF && x`: tree-sitter hangs the rest of
         // the line under the here-doc.
         for rest in after {
             let mut next = scope.clone();
-            if rest.kind() == "pipeline" || src[node.byte_range()].contains('|') && rest.kind() == "command" {
+            if rest.kind() == "pipeline" || slice(src, node.byte_range()).contains('|') && rest.kind() == "command" {
                 let mut upstream = scope.stdin_from.clone();
                 for cmd in &self.out.commands[before..] {
                     if !cmd.wrapper {
@@ -410,11 +437,11 @@ impl<'e> Analyzer<'e> {
                 for child in r.named_children(&mut c) {
                     match child.kind() {
                         "heredoc_start" => {
-                            let t = &src[child.byte_range()];
+                            let t = slice(src, child.byte_range());
                             quoted = t.contains('\'') || t.contains('"') || t.contains('\\');
                         }
                         "heredoc_body" => {
-                            body_text = src[child.byte_range()].to_string();
+                            body_text = slice(src, child.byte_range()).to_string();
                             if !quoted {
                                 // Substitutions in an unquoted here-doc run.
                                 self.walk_children(child, src, &mut scope.clone(), depth);
@@ -482,7 +509,7 @@ impl<'e> Analyzer<'e> {
             // tree-sitter-bash drops some tokens (a lone `-` before a here-doc);
             // whatever text lies between children is kept as literal words.
             if child.start_byte() > last_end {
-                for piece in src[last_end..child.start_byte()].split_whitespace() {
+                for piece in slice(src, last_end..child.start_byte()).split_whitespace() {
                     if !argv.is_empty() {
                         argv.push(Word::lit(piece));
                     }
@@ -494,7 +521,7 @@ impl<'e> Analyzer<'e> {
             }
             match child.kind() {
                 "variable_assignment" => {
-                    let name = child.child_by_field_name("name").map(|n| src[n.byte_range()].to_string());
+                    let name = child.child_by_field_name("name").map(|n| slice(src, n.byte_range()).to_string());
                     let value = match child.child_by_field_name("value") {
                         Some(v) => {
                             let ws = self.eval_word(v, src, scope, depth + 1);
@@ -551,22 +578,10 @@ impl<'e> Analyzer<'e> {
             }
             return;
         }
-        let before_cwd = own.cwd.clone();
-        let before_aliases = own.aliases.len();
         self.emit_full(argv, assignments, &mut own, script_from_procsub);
-        // cd / pushd / alias change the shell that runs the following commands.
-        if own.cwd != before_cwd {
-            scope.cwd = own.cwd.clone();
-        }
-        if own.aliases.len() != before_aliases {
-            scope.aliases = own.aliases.clone();
-        }
-        if own.downloaded.len() != scope.downloaded.len() {
-            scope.downloaded = own.downloaded.clone();
-        }
-        if own.cloned.len() != scope.cloned.len() {
-            scope.cloned = own.cloned.clone();
-        }
+        // cd, alias, downloads and written files change the shell that runs
+        // the following commands.
+        scope.absorb(&own);
     }
 
     /// Emits argv found outside the tree walk (plain text, wrappers).
@@ -625,10 +640,10 @@ impl<'e> Analyzer<'e> {
     fn word_part(&mut self, node: Node, src: &str, scope: &Scope, depth: usize, acc: &mut WordAcc) {
         if depth > MAX_NESTING {
             acc.dynamic = true;
-            self.opaque("a word is nested too deeply to analyze", &src[node.byte_range()]);
+            self.opaque("a word is nested too deeply to analyze", slice(src, node.byte_range()));
             return;
         }
-        let raw = &src[node.byte_range()];
+        let raw = slice(src, node.byte_range());
         match node.kind() {
             "word" | "command_name" if node.named_child_count() == 0 => {
                 if raw.contains('{') || raw.contains('}') {
@@ -657,13 +672,13 @@ impl<'e> Analyzer<'e> {
                         continue;
                     }
                     if child.start_byte() > pos {
-                        acc.text.push_str(&words::unescape_double(&src[pos..child.start_byte()]));
+                        acc.text.push_str(&words::unescape_double(slice(src, pos..child.start_byte())));
                     }
                     self.word_part(child, src, scope, depth + 1, acc);
                     pos = child.end_byte();
                 }
                 if inner_end > pos {
-                    acc.text.push_str(&words::unescape_double(&src[pos..inner_end]));
+                    acc.text.push_str(&words::unescape_double(slice(src, pos..inner_end)));
                 }
             }
             "simple_expansion" => {
@@ -705,7 +720,7 @@ impl<'e> Analyzer<'e> {
                 for child in node.named_children(&mut c) {
                     if child.start_byte() > pos {
                         // unnamed tokens such as `{` `}` `,` inside a concatenation
-                        let gap = &src[pos..child.start_byte()];
+                        let gap = slice(src, pos..child.start_byte());
                         if gap.contains('{') || gap.contains('}') {
                             acc.brace = true;
                         }
@@ -715,7 +730,7 @@ impl<'e> Analyzer<'e> {
                     pos = child.end_byte();
                 }
                 if node.end_byte() > pos {
-                    let gap = &src[pos..node.end_byte()];
+                    let gap = slice(src, pos..node.end_byte());
                     if gap.contains('{') || gap.contains('}') {
                         acc.brace = true;
                     }
@@ -785,6 +800,21 @@ impl<'e> Analyzer<'e> {
     }
 }
 
+/// `src[range]`, widened to character boundaries. Tree-sitter recovers from
+/// errors with ranges that can end inside a character (an unterminated
+/// string); slicing must never panic on input.
+fn slice(src: &str, range: std::ops::Range<usize>) -> &str {
+    let mut start = range.start.min(src.len());
+    let mut end = range.end.clamp(start, src.len());
+    while !src.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !src.is_char_boundary(end) {
+        end += 1;
+    }
+    &src[start..end]
+}
+
 /// True when a node sits inside double quotes (no word splitting there).
 fn quoted(node: Node) -> bool {
     let mut p = node.parent();
@@ -803,7 +833,7 @@ fn operator_text(r: Node, src: &str) -> String {
     let mut c = r.walk();
     for child in r.children(&mut c) {
         if !child.is_named() {
-            return src[child.byte_range()].to_string();
+            return slice(src, child.byte_range()).to_string();
         }
     }
     String::new()
@@ -848,7 +878,7 @@ fn literal_substitution(node: Node, src: &str, an: &Analyzer) -> Option<String> 
     for child in cmd.named_children(&mut c) {
         match child.kind() {
             "command_name" | "word" | "raw_string" | "number" => {
-                let raw = &src[child.byte_range()];
+                let raw = slice(src, child.byte_range());
                 let text = if child.kind() == "raw_string" {
                     raw.trim_matches('\'').to_string()
                 } else {
@@ -857,7 +887,7 @@ fn literal_substitution(node: Node, src: &str, an: &Analyzer) -> Option<String> 
                 parts.push(text);
             }
             "string" if child.named_child_count() <= 1 => {
-                let raw = &src[child.byte_range()];
+                let raw = slice(src, child.byte_range());
                 if raw.contains('$') || raw.contains('`') {
                     return None;
                 }

@@ -46,6 +46,17 @@ impl Env {
         }
     }
 
+    /// Resolves `raw` as [`Env::resolve`] does, from the directory `cwd`
+    /// instead of this environment's working directory.
+    pub fn resolve_from(&self, cwd: &str, raw: &str) -> String {
+        let expanded = self.expand_prefix(raw.trim());
+        if expanded.starts_with('/') {
+            normalize_abs(&expanded)
+        } else {
+            normalize_abs(&format!("{cwd}/{expanded}"))
+        }
+    }
+
     fn expand_prefix(&self, raw: &str) -> String {
         for var in ["${HOME}", "$HOME"] {
             if let Some(rest) = raw.strip_prefix(var) {

@@ -142,3 +142,13 @@ fn deep_nesting_is_bounded() {
     let _ = decide("{\u{A4BD6}");
     assert_ne!(decide("echo {\u{E0100} && rm -rf /"), Verdict::Allow);
 }
+
+#[test]
+fn hostile_shapes_are_bounded() {
+    // found by fuzzing: wrapper chains recursed without a limit
+    let chain = "env ".repeat(3000) + "rm -rf /";
+    assert_ne!(decide(&chain), Verdict::Allow);
+    // found by fuzzing: thousands of glob operands
+    let globs = "rm -rf".to_string() + &" *".repeat(5000);
+    assert_ne!(decide(&globs), Verdict::Allow);
+}

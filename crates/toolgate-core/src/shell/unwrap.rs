@@ -8,6 +8,9 @@ use super::types::*;
 use super::walk::{Analyzer, Scope};
 use super::words;
 
+/// Deepest chain of wrappers followed (`sudo env nice bash -c …`).
+const MAX_WRAPPERS: usize = 32;
+
 /// Shells that run a `-c` string, a script file, or stdin.
 pub const SHELLS: &[&str] =
     &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash", "ksh93", "posh"];
@@ -285,6 +288,11 @@ impl Analyzer<'_> {
     /// Emits one simple command and everything it runs.
     pub(crate) fn emit_full(&mut self, argv: Vec<Word>, assignments: Vec<(String, Word)>, scope: &mut Scope, script_from_procsub: bool) {
         let Some(first) = argv.first().cloned() else { return };
+        if scope.via.len() > MAX_WRAPPERS {
+            // `env env env … ls`: no real command nests this deep
+            self.opaque("the command is wrapped too deeply to analyze", &display(&argv));
+            return;
+        }
         if !first.dynamic {
             if let Some(alias) = scope.aliases.get(&first.text).cloned() {
                 let rest: Vec<String> = argv[1..].iter().map(|w| crate::normalize::shell_quote(&w.text)).collect();
@@ -336,7 +344,7 @@ impl Analyzer<'_> {
                 scope.cwd = match target {
                     None => Some(self.env.home.clone()),
                     Some(w) if w.text == "-" || w.dynamic => None,
-                    Some(w) => scope.cwd.as_ref().map(|c| self.env.with_cwd(c).resolve(&w.text)).or_else(|| {
+                    Some(w) => scope.cwd.as_ref().map(|c| self.env.resolve_from(c, &w.text)).or_else(|| {
                         (w.text.starts_with('/') || w.text.starts_with('~')).then(|| self.env.resolve(&w.text))
                     }),
                 };
@@ -607,7 +615,7 @@ impl Analyzer<'_> {
                     args.get(i).cloned()
                 };
                 inner_scope.cwd = match dir {
-                    Some(d) if !d.dynamic => inner_scope.cwd.as_ref().map(|c| self.env.with_cwd(c).resolve(&d.text)),
+                    Some(d) if !d.dynamic => inner_scope.cwd.as_ref().map(|c| self.env.resolve_from(c, &d.text)),
                     _ => None,
                 };
                 i += 1;

@@ -13,6 +13,8 @@ const MAX_NESTING: usize = 256;
 const MAX_REPARSE: usize = 12;
 /// Most simple commands reported for one call.
 const MAX_COMMANDS: usize = 2_000;
+/// Most arguments checked in one simple command.
+const MAX_ARGS: usize = 1024;
 /// Most values a `for` loop is unrolled over.
 const MAX_FOR_VALUES: usize = 16;
 
@@ -492,7 +494,7 @@ impl<'e> Analyzer<'e> {
         let absolute = t.starts_with('/') || t.starts_with('~') || t.starts_with("$HOME") || t.starts_with("${HOME}");
         match (&scope.cwd, absolute) {
             (_, true) => Word::lit(self.env.resolve(t)),
-            (Some(cwd), false) => Word::lit(self.env.with_cwd(cwd).resolve(t)),
+            (Some(cwd), false) => Word::lit(self.env.resolve_from(cwd, t)),
             (None, false) => Word { text: t.to_string(), dynamic: true },
         }
     }
@@ -591,7 +593,13 @@ impl<'e> Analyzer<'e> {
         self.emit_with_procsub(argv, assignments, own, scope, false);
     }
 
-    pub fn push(&mut self, cmd: SimpleCommand) {
+    pub fn push(&mut self, mut cmd: SimpleCommand) {
+        if cmd.argv.len() > MAX_ARGS {
+            // Checking every one of tens of thousands of operands against
+            // every rule would let one call stall the gate; no agent needs it.
+            self.opaque(format!("the command has {} arguments, more than the {MAX_ARGS} toolgate checks", cmd.argv.len()), &cmd.program);
+            cmd.argv.truncate(MAX_ARGS);
+        }
         if self.out.commands.len() >= MAX_COMMANDS {
             if !self.truncated {
                 self.truncated = true;

@@ -1,0 +1,243 @@
+//! Turning pack files into compiled rules.
+
+use super::model::{ExecRuleSpec, PackFile, SetSpec};
+use super::sets::PathSet;
+use super::{Catalogue, CatalogueError};
+use crate::model::{RiskClass, Verdict};
+use crate::normalize::Access;
+use regex::Regex;
+
+/// What every rule has.
+#[derive(Debug)]
+pub(super) struct Common {
+    pub id: String,
+    pub class: RiskClass,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// Which operands a rule's path test looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OperandScope {
+    All,
+    Last,
+    ButLast,
+}
+
+/// A reference to a path set, a special set, or an inline pattern set.
+#[derive(Debug)]
+pub(super) enum SetRef {
+    /// An index into [`Catalogue::sets`].
+    Named(usize),
+    /// The workspace root itself.
+    WorkspaceRoot,
+    /// Anywhere outside the workspace and the temp dirs.
+    OutsideWorkspace,
+    /// An operand whose value is known only at run time.
+    Unknown,
+    /// Patterns written inline in the rule.
+    Inline(PathSet),
+}
+
+#[derive(Debug)]
+pub(super) struct ExecRule {
+    pub common: Common,
+    pub programs: Vec<String>,
+    pub programs_not: Vec<String>,
+    pub sub: Vec<Vec<String>>,
+    pub operands_regex: Option<Regex>,
+    pub operands_not_regex: Option<Regex>,
+    pub flags_any: Vec<String>,
+    pub flags_all: Vec<String>,
+    pub flags_none: Vec<String>,
+    pub arg_regex: Option<Regex>,
+    pub args_regex: Option<Regex>,
+    pub args_not_regex: Option<Regex>,
+    pub paths_any: Vec<SetRef>,
+    pub operand_scope: OperandScope,
+    pub dynamic_paths: bool,
+    pub redirect_to: Vec<SetRef>,
+    pub redirect_from: Vec<SetRef>,
+    pub stdin_from: Vec<String>,
+    pub privileged: Option<bool>,
+    pub code_regex: Option<Regex>,
+    pub via_all: Vec<String>,
+    pub recursive_function: bool,
+    pub no_operands: bool,
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(super) struct PathRule {
+    pub common: Common,
+    pub access: Vec<Access>,
+    pub paths: Vec<SetRef>,
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(super) struct ActionRule {
+    pub common: Common,
+    pub tools: Vec<String>,
+    pub actions: Vec<String>,
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(super) struct UrlRule {
+    pub common: Common,
+    pub hosts: Vec<String>,
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
+}
+
+impl Catalogue {
+    /// Compiles packs given as `(file name, TOML text)`.
+    pub fn from_packs(packs: &[(&str, &str)]) -> Result<Catalogue, CatalogueError> {
+        let mut cat = Catalogue::default();
+        let mut files = Vec::new();
+        let mut raw_sets: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        for (name, text) in packs {
+            let err = |message: String| CatalogueError { pack: (*name).to_string(), message };
+            let file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+            for (set, spec) in &file.sets {
+                let (patterns, probes) = match spec {
+                    SetSpec::Patterns(p) => (p.clone(), Vec::new()),
+                    SetSpec::Full { patterns, probes } => (patterns.clone(), probes.clone()),
+                };
+                raw_sets.push((set.clone(), patterns, probes));
+            }
+            for (prog, opts) in &file.options {
+                cat.options.entry(prog.clone()).or_default().extend(opts.iter().cloned());
+            }
+            cat.packs.push((file.pack.name.clone(), file.pack.description.clone()));
+            files.push((name.to_string(), file));
+        }
+        raw_sets.sort_by(|a, b| a.0.cmp(&b.0));
+        for (set, patterns, probes) in &raw_sets {
+            let mut compiled = PathSet::new(patterns, probes.clone())
+                .map_err(|e| CatalogueError { pack: "sets".into(), message: format!("set {set}: {e}") })?;
+            if let Some((_, ex, _)) = raw_sets.iter().find(|(n, _, _)| n == &format!("not_{set}")) {
+                let exclude = PathSet::new(ex, Vec::new())
+                    .map_err(|e| CatalogueError { pack: "sets".into(), message: format!("set not_{set}: {e}") })?;
+                compiled.set_exclude(exclude);
+            }
+            cat.set_names.push(set.clone());
+            cat.sets.push(compiled);
+        }
+        for (name, file) in files {
+            let err = |message: String| CatalogueError { pack: name.clone(), message };
+            let pack = file.pack.name.clone();
+            for spec in file.rule {
+                let rule = cat.compile_exec(&pack, spec).map_err(&err)?;
+                let idx = cat.exec.len();
+                if rule.programs.is_empty() {
+                    cat.any_program.push(idx);
+                }
+                for p in &rule.programs {
+                    cat.by_program.entry(p.clone()).or_default().push(idx);
+                }
+                cat.exec.push(rule);
+            }
+            for spec in file.path_rule {
+                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
+                let access = spec
+                    .access
+                    .iter()
+                    .map(|a| match a.as_str() {
+                        "read" => Ok(Access::Read),
+                        "write" => Ok(Access::Write),
+                        "delete" => Ok(Access::Delete),
+                        other => Err(err(format!("rule {}: unknown access {other:?}", spec.id))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let paths = spec.paths.iter().map(|p| cat.set_ref(p)).collect::<Result<Vec<_>, _>>().map_err(&err)?;
+                cat.paths.push(PathRule { common, access, paths, examples: spec.examples, counter_examples: spec.counter_examples });
+            }
+            for spec in file.action_rule {
+                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
+                cat.actions.push(ActionRule { common, tools: spec.tools, actions: spec.actions, examples: spec.examples, counter_examples: spec.counter_examples });
+            }
+            for spec in file.url_rule {
+                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
+                cat.urls.push(UrlRule {
+                    common,
+                    hosts: spec.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+                    examples: spec.examples,
+                    counter_examples: spec.counter_examples,
+                });
+            }
+        }
+        Ok(cat)
+    }
+
+    fn set_ref(&self, text: &str) -> Result<SetRef, String> {
+        match text {
+            "@workspace_root" => Ok(SetRef::WorkspaceRoot),
+            "@outside_workspace" => Ok(SetRef::OutsideWorkspace),
+            "@unknown" => Ok(SetRef::Unknown),
+            _ => match text.strip_prefix('@') {
+                Some(name) => match self.set_names.iter().position(|n| n == name) {
+                    Some(i) => Ok(SetRef::Named(i)),
+                    None => Err(format!("unknown path set @{name}")),
+                },
+                None => PathSet::new(&[text.to_string()], Vec::new()).map(SetRef::Inline).map_err(|e| format!("pattern {text:?}: {e}")),
+            },
+        }
+    }
+
+    fn compile_exec(&self, pack: &str, s: ExecRuleSpec) -> Result<ExecRule, String> {
+        let re = |r: &Option<String>| -> Result<Option<Regex>, String> {
+            r.as_deref().map(Regex::new).transpose().map_err(|e| format!("rule {}: bad regex: {e}", s.id))
+        };
+        let sets = |list: &[String]| list.iter().map(|p| self.set_ref(p)).collect::<Result<Vec<_>, _>>();
+        Ok(ExecRule {
+            common: common(pack, &s.id, &s.class, s.verdict.as_deref(), &s.reason)?,
+            programs: s.programs.clone(),
+            programs_not: s.programs_not.clone(),
+            sub: s.sub.iter().map(|w| w.split('|').map(str::to_string).collect()).collect(),
+            operands_regex: re(&s.operands_regex)?,
+            operands_not_regex: re(&s.operands_not_regex)?,
+            flags_any: s.flags_any.clone(),
+            flags_all: s.flags_all.clone(),
+            flags_none: s.flags_none.clone(),
+            arg_regex: re(&s.arg_regex)?,
+            args_regex: re(&s.args_regex)?,
+            args_not_regex: re(&s.args_not_regex)?,
+            paths_any: sets(&s.paths_any)?,
+            operand_scope: match s.operand_scope.as_deref() {
+                None | Some("all") => OperandScope::All,
+                Some("last") => OperandScope::Last,
+                Some("but_last") => OperandScope::ButLast,
+                Some(other) => return Err(format!("rule {}: operand_scope must be all, last or but_last, not {other:?}", s.id)),
+            },
+            dynamic_paths: s.dynamic_paths,
+            redirect_to: sets(&s.redirect_to)?,
+            redirect_from: sets(&s.redirect_from)?,
+            stdin_from: s.stdin_from.clone(),
+            privileged: s.privileged,
+            code_regex: re(&s.code_regex)?,
+            via_all: s.via_all.clone(),
+            recursive_function: s.recursive_function,
+            no_operands: s.no_operands,
+            examples: s.examples,
+            counter_examples: s.counter_examples,
+        })
+    }
+}
+
+fn common(pack: &str, id: &str, class: &str, verdict: Option<&str>, reason: &str) -> Result<Common, String> {
+    let class = RiskClass::parse(class).ok_or_else(|| format!("rule {id}: class must be R0..R4, not {class:?}"))?;
+    let verdict = match verdict {
+        None if class >= RiskClass::R3 => Verdict::Escalate,
+        None => Verdict::Allow,
+        Some("block") => Verdict::Block,
+        Some("escalate") => Verdict::Escalate,
+        Some("allow") => Verdict::Allow,
+        Some(other) => return Err(format!("rule {id}: verdict must be block, escalate or allow, not {other:?}")),
+    };
+    Ok(Common { id: format!("{pack}.{id}"), class, verdict, reason: reason.to_string() })
+}

@@ -1,0 +1,319 @@
+//! Named sets of paths (`@critical`, `@secrets` …) and how an argument —
+//! a resolved path, or a glob the shell would expand — is tested against them.
+//!
+//! Each set is compiled into two `GlobSet`s (absolute patterns, and patterns
+//! under `~`, matched against the home-relative form of a path), so one test
+//! is one automaton run whatever the set's size, and one compiled catalogue
+//! serves any home directory.
+
+use crate::paths::{Env, is_within, normalize_abs};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// A compiled path set.
+#[derive(Debug, Clone)]
+pub struct PathSet {
+    abs: GlobSet,
+    home: GlobSet,
+    /// `dir` for each `dir/**` pattern, which also covers `dir` itself
+    /// (absolute, or `/~…` for home-relative ones).
+    dirs: Vec<String>,
+    /// Patterns without wildcards, as written (`~/.ssh`, `/etc`).
+    concrete: Vec<String>,
+    /// The directory before the first wildcard of each pattern, as written.
+    literal_dirs: Vec<String>,
+    /// File names tried inside a glob argument's directory (`.env`, `id_rsa`).
+    probes: Vec<String>,
+    /// Exceptions (the set `not_<name>`).
+    exclude: Option<Box<PathSet>>,
+}
+
+/// `/home/dev/x` → `/~/x` when home is `/home/dev`.
+fn home_form(abs: &str, home: &str) -> Option<String> {
+    is_within(abs, home).then(|| format!("/~{}", &abs[home.len()..]))
+}
+
+fn expand_home(written: &str, env: &Env) -> String {
+    if written == "~" {
+        env.home.clone()
+    } else if let Some(r) = written.strip_prefix("~/") {
+        format!("{}/{r}", env.home)
+    } else {
+        written.to_string()
+    }
+}
+
+impl PathSet {
+    /// Compiles patterns: `**` crosses directories, `*` does not; `~` and
+    /// `~/…` are relative to the home directory; `dir/**` covers `dir` too.
+    pub fn new(patterns: &[String], probes: Vec<String>) -> Result<PathSet, globset::Error> {
+        let mut abs = GlobSetBuilder::new();
+        let mut home = GlobSetBuilder::new();
+        let mut dirs = Vec::new();
+        let mut concrete = Vec::new();
+        let mut literal_dirs = Vec::new();
+        for p in patterns {
+            let home_relative = p == "~" || p.starts_with("~/");
+            let body = if home_relative { p.replacen('~', "/~", 1) } else { p.clone() };
+            let glob = GlobBuilder::new(&body).literal_separator(true).backslash_escape(true).build()?;
+            if home_relative {
+                home.add(glob);
+            } else {
+                abs.add(glob);
+            }
+            if let Some(d) = body.strip_suffix("/**").filter(|d| !is_glob(d)) {
+                dirs.push(d.to_string());
+            }
+            match p.find(['*', '?', '[', '{']) {
+                None => concrete.push(p.clone()),
+                Some(i) => {
+                    if let Some((d, _)) = p[..i].rsplit_once('/') {
+                        if !d.is_empty() {
+                            literal_dirs.push(d.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(PathSet { abs: abs.build()?, home: home.build()?, dirs, concrete, literal_dirs, probes, exclude: None })
+    }
+
+    /// Sets the exceptions.
+    pub fn set_exclude(&mut self, exclude: PathSet) {
+        self.exclude = Some(Box::new(exclude));
+    }
+
+    /// True when the concrete absolute path is in the set (and not excepted).
+    pub fn contains(&self, abs: &str, env: &Env) -> bool {
+        if self.exclude.as_ref().is_some_and(|x| x.contains(abs, env)) {
+            return false;
+        }
+        if self.abs.is_match(abs) || self.dirs.iter().any(|d| d == abs) {
+            return true;
+        }
+        match home_form(abs, &env.home) {
+            Some(h) => self.home.is_match(&h) || self.dirs.iter().any(|d| d == &h),
+            None => false,
+        }
+    }
+
+    /// True when an argument (a resolved path, or a glob over paths) could
+    /// name a member of the set.
+    pub fn matches_arg(&self, arg: &str, env: &Env) -> bool {
+        if !is_glob(arg) {
+            return self.contains(arg, env);
+        }
+        if candidates(arg).iter().any(|c| self.contains(c, env)) {
+            return true;
+        }
+        // Does the glob cover a concrete member (`/e*` covers `/etc`)?
+        if self.concrete.iter().any(|c| wildcard_match(arg, &expand_home(c, env))) {
+            return true;
+        }
+        // Or a probe file it aims at: sharing the probe's first letters
+        // (`.en?`, `cred*`), or listing a directory that holds members
+        // (`~/.ssh/*`). A wildcard never matches a leading dot.
+        let (base, last) = arg.rsplit_once('/').map(|(b, l)| (if b.is_empty() { "/" } else { b }, l)).unwrap_or(("/", arg));
+        let literal = &last[..last.find(['*', '?', '[']).unwrap_or(last.len())];
+        let secret_dir = self.literal_dirs.iter().any(|d| expand_home(d, env) == base);
+        self.probes.iter().any(|probe| {
+            let cand = format!("{}/{probe}", base.trim_end_matches('/'));
+            let dot_ok = !probe.starts_with('.') || last.starts_with('.');
+            let aimed = secret_dir || (!literal.is_empty() && probe.starts_with(literal));
+            dot_ok && aimed && wildcard_match(arg, &cand) && self.contains(&cand, env)
+        })
+    }
+}
+
+/// True when `text` has glob characters the shell would expand.
+pub fn is_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// The concrete paths to test for a glob argument, besides coverage: a glob
+/// over all of a directory's entries (`/*`, `~/.*`) stands for the directory
+/// itself, since removing every entry is removing the tree; any glob also
+/// stands for what its wildcards produce when filled with nothing or one
+/// character.
+pub fn candidates(abs: &str) -> Vec<String> {
+    if !is_glob(abs) {
+        return vec![abs.to_string()];
+    }
+    let mut out = Vec::new();
+    let (base, last) = match abs.rfind('/') {
+        Some(0) => ("/", &abs[1..]),
+        Some(i) => (&abs[..i], &abs[i + 1..]),
+        None => ("/", abs),
+    };
+    if !is_glob(base) && matches!(last, "*" | ".*" | "**" | "*.*" | "{*,.*}" | ".[!.]*" | "..?*" | ".??*" | "[!.]*") {
+        out.push(base.to_string());
+    }
+    let fill = |with: &str| {
+        let mut s = String::with_capacity(abs.len());
+        let mut in_class = false;
+        for c in abs.chars() {
+            match c {
+                '[' => {
+                    in_class = true;
+                    s.push_str(with);
+                }
+                ']' if in_class => in_class = false,
+                _ if in_class => {}
+                '*' => s.push_str(with),
+                '?' => s.push('x'),
+                _ => s.push(c),
+            }
+        }
+        normalize_abs(&s)
+    };
+    out.push(fill(""));
+    out.push(fill("x"));
+    out.dedup();
+    out
+}
+
+/// Shell-style matching of a glob argument against a concrete path: `*` and
+/// `?` stay within one path component, `**` spans components, `[…]` is a
+/// class (`!` or `^` negates). No compilation: arguments are one-off.
+pub fn wildcard_match(pattern: &str, path: &str) -> bool {
+    let pat: Vec<&str> = pattern.split('/').collect();
+    let txt: Vec<&str> = path.split('/').collect();
+    match_components(&pat, &txt, 0)
+}
+
+fn match_components(pat: &[&str], txt: &[&str], depth: usize) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match pat.split_first() {
+        None => txt.is_empty(),
+        Some((&"**", rest)) => (0..=txt.len()).any(|skip| match_components(rest, &txt[skip..], depth + 1)),
+        Some((p, rest)) => match txt.split_first() {
+            Some((t, trest)) => match_segment(p.as_bytes(), t.as_bytes()) && match_components(rest, trest, depth + 1),
+            None => false,
+        },
+    }
+}
+
+/// One component: the two-pointer wildcard algorithm with `[…]` classes.
+fn match_segment(p: &[u8], t: &[u8]) -> bool {
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() {
+            match p[pi] {
+                b'*' => {
+                    star = Some((pi, ti));
+                    pi += 1;
+                    continue;
+                }
+                b'?' => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, next)) = class_match(&p[pi..], t[ti]) {
+                        if matched {
+                            pi += next;
+                            ti += 1;
+                            continue;
+                        }
+                    } else if t[ti] == b'[' {
+                        pi += 1;
+                        ti += 1;
+                        continue;
+                    }
+                }
+                c if c == t[ti] => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// Matches one byte against a `[…]` class at the start of `p`; returns
+/// (matched, class length), or `None` when the class is unterminated.
+fn class_match(p: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(p.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        if i + 2 < p.len() && p[i + 1] == b'-' && p[i + 2] != b']' {
+            matched |= p[i] <= c && c <= p[i + 2];
+            i += 3;
+        } else {
+            matched |= p[i] == c;
+            i += 1;
+        }
+        first = false;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        Env::new("/home/dev", "/home/dev/proj")
+    }
+
+    fn set(p: &[&str]) -> PathSet {
+        PathSet::new(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>(), vec![".env".into(), "id_rsa".into()]).unwrap()
+    }
+
+    #[test]
+    fn home_relative_patterns() {
+        let s = set(&["~/.ssh/**", "~"]);
+        assert!(s.contains("/home/dev/.ssh/id_rsa", &env()));
+        assert!(s.contains("/home/dev/.ssh", &env()));
+        assert!(s.contains("/home/dev", &env()));
+        assert!(!s.contains("/root/.ssh/id_rsa", &env()));
+        assert!(!s.contains("/home/dev/x", &env()));
+    }
+
+    #[test]
+    fn glob_arguments() {
+        let crit = set(&["/", "/etc", "~"]);
+        assert!(crit.matches_arg("/*", &env()));
+        assert!(crit.matches_arg("/e*", &env()));
+        assert!(crit.matches_arg("/home/dev/.*", &env()));
+        assert!(!crit.matches_arg("/home/dev/proj/*.o", &env()));
+        let secrets = set(&["**/.env", "~/.ssh/id_*"]);
+        assert!(secrets.matches_arg("/home/dev/proj/.en?", &env()));
+        assert!(secrets.matches_arg("/home/dev/.ssh/*", &env()));
+        assert!(!secrets.matches_arg("/home/dev/proj/node_modules/*", &env()));
+    }
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("/e*", "/etc"));
+        assert!(!wildcard_match("/e*", "/etc/x"));
+        assert!(wildcard_match("/**/*.pem", "/a/b/c.pem"));
+        assert!(wildcard_match("/[e]tc", "/etc"));
+        assert!(wildcard_match("/[!a]tc", "/etc"));
+        assert!(!wildcard_match("/[!e]tc", "/etc"));
+        assert!(wildcard_match("/e??", "/etc"));
+        assert!(candidates("/*").contains(&"/".to_string()));
+    }
+}

@@ -6,6 +6,38 @@ use super::{Catalogue, CatalogueError};
 use crate::model::{RiskClass, Verdict};
 use crate::normalize::Access;
 use regex::Regex;
+use std::sync::OnceLock;
+
+/// A regex checked for syntax when the pack loads and compiled on first
+/// use: a short-lived process (a hook) pays only for the rules it touches.
+#[derive(Debug)]
+pub(super) struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn new(pattern: &str) -> Result<LazyRegex, String> {
+        regex_syntax::Parser::new().parse(pattern).map_err(|e| e.to_string())?;
+        Ok(LazyRegex { pattern: pattern.to_string(), compiled: OnceLock::new() })
+    }
+
+    /// The compiled regex. Every shipped pattern is compiled by a unit test,
+    /// so the fallback (a regex that never matches) is unreachable for them.
+    pub fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| Regex::new(&self.pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex")))
+    }
+
+    /// Whether the regex matches `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.get().is_match(text)
+    }
+
+    /// Compiles now; an error for a pattern the regex engine refuses.
+    pub fn compile(&self) -> Result<(), String> {
+        Regex::new(&self.pattern).map(|_| ()).map_err(|e| format!("{}: {e}", self.pattern))
+    }
+}
 
 /// What every rule has.
 #[derive(Debug)]
@@ -45,14 +77,14 @@ pub(super) struct ExecRule {
     pub programs: Vec<String>,
     pub programs_not: Vec<String>,
     pub sub: Vec<Vec<String>>,
-    pub operands_regex: Option<Regex>,
-    pub operands_not_regex: Option<Regex>,
+    pub operands_regex: Option<LazyRegex>,
+    pub operands_not_regex: Option<LazyRegex>,
     pub flags_any: Vec<String>,
     pub flags_all: Vec<String>,
     pub flags_none: Vec<String>,
-    pub arg_regex: Option<Regex>,
-    pub args_regex: Option<Regex>,
-    pub args_not_regex: Option<Regex>,
+    pub arg_regex: Option<LazyRegex>,
+    pub args_regex: Option<LazyRegex>,
+    pub args_not_regex: Option<LazyRegex>,
     pub paths_any: Vec<SetRef>,
     pub operand_scope: OperandScope,
     pub dynamic_paths: bool,
@@ -60,7 +92,7 @@ pub(super) struct ExecRule {
     pub redirect_from: Vec<SetRef>,
     pub stdin_from: Vec<String>,
     pub privileged: Option<bool>,
-    pub code_regex: Option<Regex>,
+    pub code_regex: Option<LazyRegex>,
     pub via_all: Vec<String>,
     pub recursive_function: bool,
     pub no_operands: bool,
@@ -92,6 +124,19 @@ pub(super) struct UrlRule {
     pub hosts: Vec<String>,
     pub examples: Vec<String>,
     pub counter_examples: Vec<String>,
+}
+
+impl ExecRule {
+    /// Compiles every regex of the rule now.
+    pub fn compile_regexes(&self) -> Result<(), String> {
+        for r in [&self.operands_regex, &self.operands_not_regex, &self.arg_regex, &self.args_regex, &self.args_not_regex, &self.code_regex]
+            .into_iter()
+            .flatten()
+        {
+            r.compile().map_err(|e| format!("{}: {e}", self.common.id))?;
+        }
+        Ok(())
+    }
 }
 
 impl Catalogue {
@@ -190,8 +235,8 @@ impl Catalogue {
     }
 
     fn compile_exec(&self, pack: &str, s: ExecRuleSpec) -> Result<ExecRule, String> {
-        let re = |r: &Option<String>| -> Result<Option<Regex>, String> {
-            r.as_deref().map(Regex::new).transpose().map_err(|e| format!("rule {}: bad regex: {e}", s.id))
+        let re = |r: &Option<String>| -> Result<Option<LazyRegex>, String> {
+            r.as_deref().map(LazyRegex::new).transpose().map_err(|e| format!("rule {}: bad regex: {e}", s.id))
         };
         let sets = |list: &[String]| list.iter().map(|p| self.set_ref(p)).collect::<Result<Vec<_>, _>>();
         Ok(ExecRule {

@@ -144,6 +144,7 @@ impl Catalogue {
             return None;
         }
         if let Some(re) = &rule.arg_regex {
+            let re = re.get();
             if !cmd.args().iter().any(|w| re.is_match(&w.text)) {
                 return None;
             }

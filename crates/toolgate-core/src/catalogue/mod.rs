@@ -90,6 +90,13 @@ impl Catalogue {
         })
     }
 
+    /// Compiles every regex now instead of on first use: a long-running
+    /// process calls it at start so no decision pays for compilation, and
+    /// an error names a pattern the regex engine refuses.
+    pub fn compile_all(&self) -> Result<(), String> {
+        self.exec.iter().try_for_each(|r| r.compile_regexes())
+    }
+
     /// Names and descriptions of the loaded packs.
     pub fn packs(&self) -> &[(String, String)] {
         &self.packs

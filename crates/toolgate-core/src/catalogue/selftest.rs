@@ -68,6 +68,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_shipped_regex_compiles() {
+        assert_eq!(Catalogue::builtin().compile_all(), Ok(()));
+    }
+
+    #[test]
     fn builtin_packs_pass_their_own_examples() {
         let env = Env::new("/home/dev", "/home/dev/proj");
         let failures = Catalogue::builtin().self_test(&env);

@@ -105,8 +105,19 @@ impl PathSet {
         if candidates(arg).iter().any(|c| self.contains(c, env)) {
             return true;
         }
-        // Does the glob cover a concrete member (`/e*` covers `/etc`)?
-        if self.concrete.iter().any(|c| wildcard_match(arg, &expand_home(c, env))) {
+        // Does the glob cover a concrete member (`/e*` covers `/etc`)? Only
+        // members that start with the glob's literal prefix can be covered.
+        let prefix = &arg[..arg.find(['*', '?', '[']).unwrap_or(arg.len())];
+        let home_arg = home_form(arg, &env.home);
+        let covered = self.concrete.iter().any(|c| match c.strip_prefix('~') {
+            Some(rest) => home_arg.as_deref().is_some_and(|h| {
+                let member = format!("/~{rest}");
+                let hp = &h[..h.find(['*', '?', '[']).unwrap_or(h.len())];
+                member.starts_with(hp) && wildcard_match(h, &member)
+            }),
+            None => c.starts_with(prefix) && wildcard_match(arg, c),
+        });
+        if covered {
             return true;
         }
         // Or a probe file it aims at: sharing the probe's first letters
@@ -114,6 +125,9 @@ impl PathSet {
         // (`~/.ssh/*`). A wildcard never matches a leading dot.
         let (base, last) = arg.rsplit_once('/').map(|(b, l)| (if b.is_empty() { "/" } else { b }, l)).unwrap_or(("/", arg));
         let literal = &last[..last.find(['*', '?', '[']).unwrap_or(last.len())];
+        if self.probes.is_empty() {
+            return false;
+        }
         let secret_dir = self.literal_dirs.iter().any(|d| expand_home(d, env) == base);
         self.probes.iter().any(|probe| {
             let cand = format!("{}/{probe}", base.trim_end_matches('/'));

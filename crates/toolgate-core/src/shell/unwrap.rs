@@ -127,8 +127,8 @@ fn record_written(scope: &mut Scope, redirects: &[Redirect], text: &str) {
             RedirectKind::Append => format!("{}{text}", scope.written_content(&r.target.text).unwrap_or("")),
             _ => continue,
         };
-        if scope.written.len() < 32 {
-            scope.written.push((r.target.text.clone(), content));
+        if scope.state.written.len() < 32 {
+            scope.state_mut().written.push((r.target.text.clone(), content));
         }
     }
 }
@@ -244,7 +244,7 @@ fn skip_options(args: &[Word], value_opts: &[&str]) -> usize {
 impl Analyzer<'_> {
     /// The content of a script written earlier in the same command.
     fn written_script(&self, w: &Word, scope: &Scope) -> Option<String> {
-        if w.dynamic || scope.written.is_empty() {
+        if w.dynamic || scope.state.written.is_empty() {
             return None;
         }
         let abs = self.resolve_word(w.clone(), scope);
@@ -253,11 +253,11 @@ impl Analyzer<'_> {
 
     /// True when `w` names a file an earlier download in the script wrote.
     fn is_downloaded(&self, w: &Word, scope: &Scope) -> bool {
-        if w.dynamic || scope.downloaded.is_empty() {
+        if w.dynamic || scope.state.downloaded.is_empty() {
             return false;
         }
         let abs = self.resolve_word(w.clone(), scope);
-        scope.downloaded.iter().any(|d| d == &abs.text)
+        scope.state.downloaded.iter().any(|d| d == &abs.text)
     }
 
     /// True when a build or run tool works on a repository cloned earlier in
@@ -270,7 +270,7 @@ impl Analyzer<'_> {
         ];
         let within = |w: &Word| {
             let abs = self.resolve_word(w.clone(), scope);
-            !abs.dynamic && scope.cloned.iter().any(|c| crate::paths::is_within(&abs.text, c))
+            !abs.dynamic && scope.state.cloned.iter().any(|c| crate::paths::is_within(&abs.text, c))
         };
         if first.text.contains('/') && within(first) {
             return true;
@@ -278,10 +278,10 @@ impl Analyzer<'_> {
         if !BUILDERS.contains(&program) {
             return false;
         }
-        scope.cwd.as_deref().is_some_and(|cwd| scope.cloned.iter().any(|c| crate::paths::is_within(cwd, c)))
+        scope.cwd.as_deref().is_some_and(|cwd| scope.state.cloned.iter().any(|c| crate::paths::is_within(cwd, c)))
             || args.iter().any(|a| {
                 let t = a.text.split_once('=').map(|(_, v)| v).unwrap_or(&a.text);
-                (t.contains('/') || scope.cloned.iter().any(|c| c.ends_with(&format!("/{t}")))) && within(&Word { text: t.to_string(), dynamic: a.dynamic })
+                (t.contains('/') || scope.state.cloned.iter().any(|c| c.ends_with(&format!("/{t}")))) && within(&Word { text: t.to_string(), dynamic: a.dynamic })
             })
     }
 
@@ -294,11 +294,11 @@ impl Analyzer<'_> {
             return;
         }
         if !first.dynamic {
-            if let Some(alias) = scope.aliases.get(&first.text).cloned() {
+            if let Some(alias) = scope.state.aliases.get(&first.text).cloned() {
                 let rest: Vec<String> = argv[1..].iter().map(|w| crate::normalize::shell_quote(&w.text)).collect();
                 let text = format!("{alias} {}", rest.join(" "));
                 let mut inner = scope.clone();
-                inner.aliases.remove(&first.text);
+                inner.state_mut().aliases.remove(&first.text);
                 inner.via.push(Via { wrapper: "alias".into() });
                 self.analyze_text(&text, &mut inner);
                 return;
@@ -327,14 +327,14 @@ impl Analyzer<'_> {
         }
         let args: Vec<Word> = cmd.argv[1..].to_vec();
         self.last_output = None;
-        if !scope.cloned.is_empty() && self.touches_clone(&program, &first, &args, scope) {
+        if !scope.state.cloned.is_empty() && self.touches_clone(&program, &first, &args, scope) {
             cmd.stdin_from.push("<clone>".into());
         }
         if program == "git" {
             if let Some(dir) = clone_target(&args) {
                 let abs = self.resolve_word(dir, scope);
                 if !abs.dynamic {
-                    scope.cloned.push(abs.text);
+                    scope.state_mut().cloned.push(abs.text);
                 }
             }
         }
@@ -356,7 +356,7 @@ impl Analyzer<'_> {
                         if a.dynamic {
                             self.opaque("an alias is defined from a value known only at run time", &a.text);
                         }
-                        scope.aliases.insert(name.to_string(), value.to_string());
+                        scope.state_mut().aliases.insert(name.to_string(), value.to_string());
                     }
                 }
                 self.push(cmd);
@@ -459,7 +459,7 @@ impl Analyzer<'_> {
                 if let Some(file) = download_target(&program, &args) {
                     let abs = self.resolve_word(file, scope);
                     if !abs.dynamic {
-                        scope.downloaded.push(abs.text);
+                        scope.state_mut().downloaded.push(abs.text);
                     }
                 }
                 self.push(cmd);
@@ -771,7 +771,7 @@ impl Analyzer<'_> {
             let mut inner = scope.clone();
             // `bash -c 'rm -rf "$1"' _ /`: the words after the script are $0, $1 …
             for (n, w) in args[i + 1..].iter().enumerate() {
-                inner.vars.insert(n.to_string(), (!w.dynamic).then(|| w.text.clone()));
+                inner.state_mut().vars.insert(n.to_string(), (!w.dynamic).then(|| w.text.clone()));
             }
             self.script_word(script, &inner, &format!("{program} -c"));
             return;

@@ -5,6 +5,7 @@ use super::types::*;
 use super::{fallback, shorten, words};
 use crate::paths::Env;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Deepest syntax nesting walked; deeper input is reported opaque.
@@ -23,8 +24,8 @@ const MAX_FOR_VALUES: usize = 16;
 pub(crate) struct Scope {
     /// Working directory; `None` after a `cd` to an unknown place.
     pub cwd: Option<String>,
-    /// Variables with a known literal value (`Some`) or an unknown one (`None`).
-    pub vars: HashMap<String, Option<String>>,
+    /// What commands change for the rest of the script; shared until changed.
+    pub state: Rc<ShellState>,
     pub via: Vec<Via>,
     pub privileged: bool,
     pub remote: Option<String>,
@@ -33,6 +34,14 @@ pub(crate) struct Scope {
     /// The literal text on stdin, when known (here-doc, here-string, `echo … |`).
     pub stdin_text: Option<String>,
     pub redirects: Vec<Redirect>,
+}
+
+/// The parts of the shell's state that commands change for the commands
+/// after them: variables, aliases, and what was downloaded, cloned or written.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ShellState {
+    /// Variables with a known literal value (`Some`) or an unknown one (`None`).
+    pub vars: HashMap<String, Option<String>>,
     pub aliases: HashMap<String, String>,
     /// Files written by a network download earlier in the script.
     pub downloaded: Vec<String>,
@@ -49,16 +58,17 @@ impl Scope {
     /// statements and simple commands, which run in the current shell.
     pub fn absorb(&mut self, other: &Scope) {
         self.cwd = other.cwd.clone();
-        self.vars = other.vars.clone();
-        self.aliases = other.aliases.clone();
-        self.downloaded = other.downloaded.clone();
-        self.cloned = other.cloned.clone();
-        self.written = other.written.clone();
+        self.state = other.state.clone();
+    }
+
+    /// The state, for a change (copied first if shared).
+    pub fn state_mut(&mut self) -> &mut ShellState {
+        Rc::make_mut(&mut self.state)
     }
 
     /// The content written to `path` earlier in the script, if known.
     pub fn written_content(&self, path: &str) -> Option<&str> {
-        self.written.iter().rev().find(|(p, _)| p == path).map(|(_, c)| c.as_str())
+        self.state.written.iter().rev().find(|(p, _)| p == path).map(|(_, c)| c.as_str())
     }
 }
 
@@ -109,17 +119,13 @@ impl<'e> Analyzer<'e> {
     pub fn root_scope(&self) -> Scope {
         Scope {
             cwd: Some(self.env.cwd.clone()),
-            vars: HashMap::new(),
+            state: Rc::new(ShellState::default()),
             via: Vec::new(),
             privileged: false,
             remote: None,
             stdin_from: Vec::new(),
             stdin_text: None,
             redirects: Vec::new(),
-            aliases: HashMap::new(),
-            downloaded: Vec::new(),
-            cloned: Vec::new(),
-            written: Vec::new(),
         }
     }
 
@@ -191,7 +197,7 @@ impl<'e> Analyzer<'e> {
                     if child.kind() == "variable_assignment" {
                         self.assign(child, src, scope, depth + 1);
                         let name = child.child_by_field_name("name").map(|n| slice(src, n.byte_range()).to_string()).unwrap_or_default();
-                        let value = scope.vars.get(&name).cloned().flatten();
+                        let value = scope.state.vars.get(&name).cloned().flatten();
                         argv.push(match value {
                             Some(v) => Word::lit(format!("{name}={v}")),
                             None => Word { text: slice(src, child.byte_range()).to_string(), dynamic: true },
@@ -252,7 +258,7 @@ impl<'e> Analyzer<'e> {
                 let mut bg = scope.clone();
                 bg.via.push(Via { wrapper: "&".into() });
                 self.walk(*child, src, &mut bg, depth + 1);
-                scope.downloaded = bg.downloaded;
+                scope.state = bg.state;
             } else {
                 self.walk(*child, src, scope, depth + 1);
             }
@@ -292,7 +298,7 @@ impl<'e> Analyzer<'e> {
             }
             None => Some(String::new()),
         };
-        scope.vars.insert(name, value);
+        scope.state_mut().vars.insert(name, value);
     }
 
     fn for_loop(&mut self, node: Node, src: &str, scope: &mut Scope, depth: usize) {
@@ -313,12 +319,12 @@ impl<'e> Analyzer<'e> {
         if known {
             for v in &values {
                 let mut inner = scope.clone();
-                inner.vars.insert(var.clone(), Some(v.text.clone()));
+                inner.state_mut().vars.insert(var.clone(), Some(v.text.clone()));
                 self.walk(body, src, &mut inner, depth + 1);
             }
-            scope.vars.insert(var, values.last().map(|w| w.text.clone()));
+            scope.state_mut().vars.insert(var, values.last().map(|w| w.text.clone()));
         } else {
-            scope.vars.insert(var, None);
+            scope.state_mut().vars.insert(var, None);
             self.walk(body, src, scope, depth + 1);
         }
     }
@@ -628,7 +634,7 @@ impl<'e> Analyzer<'e> {
         procsub.append(&mut acc.procsub);
         if acc.split && !acc.dynamic {
             // `c="rm -rf /"; $c` runs rm: unquoted expansions are split on IFS.
-            let ifs: String = match scope.vars.get("IFS") {
+            let ifs: String = match scope.state.vars.get("IFS") {
                 None => " \t\n".to_string(),
                 Some(Some(v)) => v.clone(),
                 Some(None) => return vec![Word { text: acc.text, dynamic: true }],
@@ -774,7 +780,7 @@ impl<'e> Analyzer<'e> {
 
     /// A variable's value when known statically.
     pub fn var_value(&self, name: &str, scope: &Scope) -> Option<String> {
-        if let Some(v) = scope.vars.get(name) {
+        if let Some(v) = scope.state.vars.get(name) {
             return v.clone();
         }
         match name {

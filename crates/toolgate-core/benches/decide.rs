@@ -39,13 +39,21 @@ fn typical() -> Vec<ToolCall> {
     .iter()
     .map(|c| exec(c))
     .collect();
-    v.push(call(serde_json::json!({"tool": "Read", "params": {"file_path": "/home/dev/proj/src/lib.rs"}})));
+    v.push(call(
+        serde_json::json!({"tool": "Read", "params": {"file_path": "/home/dev/proj/src/lib.rs"}}),
+    ));
     v.push(call(serde_json::json!({"tool": "Edit", "params": {"file_path": "src/lib.rs", "old_string": "a", "new_string": "b"}})));
-    v.push(call(serde_json::json!({"tool": "write", "params": {"path": "notes/todo.md", "content": "x"}})));
+    v.push(call(
+        serde_json::json!({"tool": "write", "params": {"path": "notes/todo.md", "content": "x"}}),
+    ));
     v.push(call(serde_json::json!({"tool": "WebFetch", "params": {"url": "https://docs.rs/serde", "prompt": "summarize"}})));
     v.push(call(serde_json::json!({"tool": "message", "params": {"action": "send", "channel": "telegram", "message": "done"}})));
-    v.push(call(serde_json::json!({"tool": "gateway", "params": {"action": "config.get"}})));
-    v.push(call(serde_json::json!({"tool": "memory_search", "params": {"query": "deploy"}})));
+    v.push(call(
+        serde_json::json!({"tool": "gateway", "params": {"action": "config.get"}}),
+    ));
+    v.push(call(
+        serde_json::json!({"tool": "memory_search", "params": {"query": "deploy"}}),
+    ));
     v
 }
 
@@ -86,11 +94,16 @@ fn percentiles(engine: &Engine, env: &Env, calls: &[ToolCall], rounds: usize) ->
     }
     samples.sort_unstable();
     let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize] as f64 / 1000.0;
-    (at(0.5), at(0.99), samples.iter().sum::<u128>() as f64 / samples.len() as f64 / 1000.0)
+    (
+        at(0.5),
+        at(0.99),
+        samples.iter().sum::<u128>() as f64 / samples.len() as f64 / 1000.0,
+    )
 }
 
 fn report() {
-    let engine = Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "default.toml").expect("default policy"));
+    let engine =
+        Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "default.toml").expect("default policy"));
     let env = Env::new("/home/dev", "/home/dev/proj");
     // warm up the catalogue, the parser and the caches
     for c in typical().iter().chain(disguised().iter()) {
@@ -110,14 +123,29 @@ fn report() {
 }
 
 fn bench(c: &mut Criterion) {
-    let engine = Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "default.toml").expect("default policy"));
+    let engine =
+        Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "default.toml").expect("default policy"));
     let env = Env::new("/home/dev", "/home/dev/proj");
     let typical = typical();
     let disguised = disguised();
     let long = long_compound();
-    c.bench_function("decide/typical-mix", |b| b.iter(|| typical.iter().for_each(|t| drop(black_box(engine.decide(t, &env))))));
-    c.bench_function("decide/disguised-mix", |b| b.iter(|| disguised.iter().for_each(|t| drop(black_box(engine.decide(t, &env))))));
-    c.bench_function("decide/300-char-compound", |b| b.iter(|| black_box(engine.decide(&long, &env))));
+    c.bench_function("decide/typical-mix", |b| {
+        b.iter(|| {
+            typical
+                .iter()
+                .for_each(|t| drop(black_box(engine.decide(t, &env))))
+        })
+    });
+    c.bench_function("decide/disguised-mix", |b| {
+        b.iter(|| {
+            disguised
+                .iter()
+                .for_each(|t| drop(black_box(engine.decide(t, &env))))
+        })
+    });
+    c.bench_function("decide/300-char-compound", |b| {
+        b.iter(|| black_box(engine.decide(&long, &env)))
+    });
 }
 
 criterion_group!(benches, bench);

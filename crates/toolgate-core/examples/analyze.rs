@@ -15,12 +15,37 @@ fn main() {
             println!(
                 "  {}{} [{}]{}{}{}{}",
                 if c.wrapper { "(w) " } else { "" },
-                c.argv.iter().map(|w| if w.dynamic { format!("?{}", w.text) } else { format!("{:?}", w.text) }).collect::<Vec<_>>().join(" "),
+                c.argv
+                    .iter()
+                    .map(|w| if w.dynamic {
+                        format!("?{}", w.text)
+                    } else {
+                        format!("{:?}", w.text)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 via.join(" > "),
                 if c.privileged { " privileged" } else { "" },
-                if c.stdin_from.is_empty() { String::new() } else { format!(" stdin<-{:?}", c.stdin_from) },
-                if c.redirects.is_empty() { String::new() } else { format!(" redirects={:?}", c.redirects.iter().map(|r| (r.kind, &r.target.text)).collect::<Vec<_>>()) },
-                c.inline_code.as_ref().map(|i| format!(" code({})={:?}", i.language, i.code)).unwrap_or_default(),
+                if c.stdin_from.is_empty() {
+                    String::new()
+                } else {
+                    format!(" stdin<-{:?}", c.stdin_from)
+                },
+                if c.redirects.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " redirects={:?}",
+                        c.redirects
+                            .iter()
+                            .map(|r| (r.kind, &r.target.text))
+                            .collect::<Vec<_>>()
+                    )
+                },
+                c.inline_code
+                    .as_ref()
+                    .map(|i| format!(" code({})={:?}", i.language, i.code))
+                    .unwrap_or_default(),
             );
         }
         for o in &a.opaque {

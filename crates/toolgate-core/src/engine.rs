@@ -96,7 +96,10 @@ impl Concern {
 impl Engine {
     /// An engine deciding with `policy` and the built-in catalogue.
     pub fn new(policy: Policy) -> Engine {
-        Engine { policy, catalogue: Catalogue::builtin() }
+        Engine {
+            policy,
+            catalogue: Catalogue::builtin(),
+        }
     }
 
     /// The policy in force.
@@ -107,13 +110,21 @@ impl Engine {
     /// The environment a call runs in: the call's `cwd` (or `base.cwd`), and
     /// the workspace the policy names (or that directory).
     pub fn env_for(&self, call: &ToolCall, base: &Env) -> Env {
-        let cwd = call.cwd.as_deref().map(|c| base.resolve(c)).unwrap_or_else(|| base.cwd.clone());
+        let cwd = call
+            .cwd
+            .as_deref()
+            .map(|c| base.resolve(c))
+            .unwrap_or_else(|| base.cwd.clone());
         let workspace = match self.policy.workspace() {
             Some(w) => base.resolve(w),
             None if call.cwd.is_some() => cwd.clone(),
             None => base.workspace.clone(),
         };
-        Env { home: base.home.clone(), cwd, workspace }
+        Env {
+            home: base.home.clone(),
+            cwd,
+            workspace,
+        }
     }
 
     /// Decides one call.
@@ -125,7 +136,13 @@ impl Engine {
 
         if self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool)) {
             let reason = format!("{} is on the never_block list", n.tool);
-            verdicts.push(LayerVerdict { layer: Layer::Policy, verdict: Verdict::Allow, class: RiskClass::R0, reason: reason.clone(), rule: None });
+            verdicts.push(LayerVerdict {
+                layer: Layer::Policy,
+                verdict: Verdict::Allow,
+                class: RiskClass::R0,
+                reason: reason.clone(),
+                rule: None,
+            });
             return self.finish(n, verdicts, None, RiskClass::R0, 1, Layer::Policy, reason);
         }
 
@@ -137,21 +154,41 @@ impl Engine {
 
         let mut top: Option<Concern> = None;
         for c in &concerns {
-            verdicts.push(LayerVerdict { layer: c.layer, verdict: c.verdict, class: c.class, reason: c.reason.clone(), rule: c.rule.clone() });
+            verdicts.push(LayerVerdict {
+                layer: c.layer,
+                verdict: c.verdict,
+                class: c.class,
+                reason: c.reason.clone(),
+                rule: c.rule.clone(),
+            });
             if top.as_ref().is_none_or(|t| c.key() > t.key()) {
                 top = Some(c.clone());
             }
         }
         let score = (clarity.clamp(1, 10) * stakes(class)).min(100);
         let mut decided = top.clone();
-        if top.as_ref().is_none_or(|t| t.verdict == Verdict::Allow) && score >= self.policy.escalation_threshold() {
+        if top.as_ref().is_none_or(|t| t.verdict == Verdict::Allow)
+            && score >= self.policy.escalation_threshold()
+        {
             let reason = format!(
                 "risk score {score} (clarity {clarity} × stakes {}) reaches the escalation threshold {}",
                 stakes(class),
                 self.policy.escalation_threshold()
             );
-            let c = Concern { verdict: Verdict::Escalate, class, layer: Layer::Risk, reason, rule: None };
-            verdicts.push(LayerVerdict { layer: Layer::Risk, verdict: c.verdict, class, reason: c.reason.clone(), rule: None });
+            let c = Concern {
+                verdict: Verdict::Escalate,
+                class,
+                layer: Layer::Risk,
+                reason,
+                rule: None,
+            };
+            verdicts.push(LayerVerdict {
+                layer: Layer::Risk,
+                verdict: c.verdict,
+                class,
+                reason: c.reason.clone(),
+                rule: None,
+            });
             decided = Some(c);
         }
         match decided {
@@ -161,7 +198,9 @@ impl Engine {
                 self.finish(n, verdicts, Some(c.verdict), class, score, layer, reason)
             }
             other => {
-                let reason = other.map(|c| c.reason).unwrap_or_else(|| "nothing risky found".to_string());
+                let reason = other
+                    .map(|c| c.reason)
+                    .unwrap_or_else(|| "nothing risky found".to_string());
                 self.finish(n, verdicts, None, class, score, Layer::Risk, reason)
             }
         }
@@ -197,7 +236,11 @@ impl Engine {
             audit_seq: None,
             elapsed_us: 0,
         };
-        Assessment { decision, verdicts, call }
+        Assessment {
+            decision,
+            verdicts,
+            call,
+        }
     }
 
     /// Policy rules and catalogue findings for a shell command.
@@ -215,7 +258,8 @@ impl Engine {
         let analysis = shell::analyze(command, env);
         let mut concerns = Vec::new();
         let mut class = RiskClass::R0;
-        let compound = analysis.commands.iter().filter(|c| !c.wrapper).count() > 1 || analysis.commands.iter().any(|c| !c.via.is_empty());
+        let compound = analysis.commands.iter().filter(|c| !c.wrapper).count() > 1
+            || analysis.commands.iter().any(|c| !c.via.is_empty());
 
         for cmd in &analysis.commands {
             let shown = describe(cmd, compound);
@@ -225,31 +269,72 @@ impl Engine {
                     cmd_concern = Some(c);
                 }
             };
-            if let Some(rule) = self.policy.rules(RuleList::Deny).iter().find(|r| r.matches_exec_broad(cmd, env)) {
-                raise(Concern { verdict: Verdict::Block, class: RiskClass::R4, layer: Layer::Policy, reason: format!("{shown} matches the deny rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+            if let Some(rule) = self
+                .policy
+                .rules(RuleList::Deny)
+                .iter()
+                .find(|r| r.matches_exec_broad(cmd, env))
+            {
+                raise(Concern {
+                    verdict: Verdict::Block,
+                    class: RiskClass::R4,
+                    layer: Layer::Policy,
+                    reason: format!("{shown} matches the deny rule {}", rule.text()),
+                    rule: Some(rule.text().to_string()),
+                });
             }
             for list in [RuleList::Ask, RuleList::AlwaysAsk] {
-                if let Some(rule) = self.policy.rules(list).iter().find(|r| r.matches_exec_broad(cmd, env)) {
-                    raise(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Policy, reason: format!("{shown} matches the ask rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+                if let Some(rule) = self
+                    .policy
+                    .rules(list)
+                    .iter()
+                    .find(|r| r.matches_exec_broad(cmd, env))
+                {
+                    raise(Concern {
+                        verdict: Verdict::Escalate,
+                        class: RiskClass::R3,
+                        layer: Layer::Policy,
+                        reason: format!("{shown} matches the ask rule {}", rule.text()),
+                        rule: Some(rule.text().to_string()),
+                    });
                 }
             }
             let findings = self.catalogue.match_command(cmd, env);
             let worst: Option<&Finding> = findings.first();
-            let cmd_class = worst.map(|f| f.class).unwrap_or(if cmd.wrapper { RiskClass::R0 } else { RiskClass::R1 });
+            let cmd_class = worst.map(|f| f.class).unwrap_or(if cmd.wrapper {
+                RiskClass::R0
+            } else {
+                RiskClass::R1
+            });
             class = class.max(cmd_class);
             if let Some(f) = worst {
                 let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
-                    .then(|| self.policy.rules(RuleList::Allow).iter().find(|r| r.matches_exec_strict(cmd)))
+                    .then(|| {
+                        self.policy
+                            .rules(RuleList::Allow)
+                            .iter()
+                            .find(|r| r.matches_exec_strict(cmd))
+                    })
                     .flatten();
                 match allowed_by {
                     Some(rule) => raise(Concern {
                         verdict: Verdict::Allow,
                         class: f.class,
                         layer: Layer::Policy,
-                        reason: format!("{shown} {} but the allow rule {} permits it", f.reason, rule.text()),
+                        reason: format!(
+                            "{shown} {} but the allow rule {} permits it",
+                            f.reason,
+                            rule.text()
+                        ),
                         rule: Some(rule.text().to_string()),
                     }),
-                    None => raise(Concern { verdict: f.verdict, class: f.class, layer: Layer::Exec, reason: format!("{shown} {}", f.reason), rule: Some(f.rule.clone()) }),
+                    None => raise(Concern {
+                        verdict: f.verdict,
+                        class: f.class,
+                        layer: Layer::Exec,
+                        reason: format!("{shown} {}", f.reason),
+                        rule: Some(f.rule.clone()),
+                    }),
                 }
             }
             if let Some(c) = cmd_concern {
@@ -261,7 +346,10 @@ impl Engine {
                 verdict: Verdict::Escalate,
                 class: RiskClass::R3,
                 layer: Layer::Exec,
-                reason: format!("{} (`{}`), so it cannot be checked before it runs", o.reason, o.snippet),
+                reason: format!(
+                    "{} (`{}`), so it cannot be checked before it runs",
+                    o.reason, o.snippet
+                ),
                 rule: None,
             });
             class = class.max(RiskClass::R3);
@@ -276,12 +364,34 @@ impl Engine {
     fn judge_tool(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
         let mut concerns = Vec::new();
         let name = &n.tool;
-        if let Some(rule) = self.policy.rules(RuleList::Deny).iter().find(|r| r.matches(n, env, false)) {
-            concerns.push(Concern { verdict: Verdict::Block, class: RiskClass::R4, layer: Layer::Policy, reason: format!("{name} matches the deny rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+        if let Some(rule) = self
+            .policy
+            .rules(RuleList::Deny)
+            .iter()
+            .find(|r| r.matches(n, env, false))
+        {
+            concerns.push(Concern {
+                verdict: Verdict::Block,
+                class: RiskClass::R4,
+                layer: Layer::Policy,
+                reason: format!("{name} matches the deny rule {}", rule.text()),
+                rule: Some(rule.text().to_string()),
+            });
         }
         for list in [RuleList::Ask, RuleList::AlwaysAsk] {
-            if let Some(rule) = self.policy.rules(list).iter().find(|r| r.matches(n, env, false)) {
-                concerns.push(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Policy, reason: format!("{name} matches the ask rule {}", rule.text()), rule: Some(rule.text().to_string()) });
+            if let Some(rule) = self
+                .policy
+                .rules(list)
+                .iter()
+                .find(|r| r.matches(n, env, false))
+            {
+                concerns.push(Concern {
+                    verdict: Verdict::Escalate,
+                    class: RiskClass::R3,
+                    layer: Layer::Policy,
+                    reason: format!("{name} matches the ask rule {}", rule.text()),
+                    rule: Some(rule.text().to_string()),
+                });
             }
         }
         let mut findings: Vec<Finding> = Vec::new();
@@ -305,30 +415,63 @@ impl Engine {
             _ => RiskClass::R2,
         };
         findings.sort_by_key(|f| std::cmp::Reverse(f.severity()));
-        let class = findings.first().map(|f| f.class).unwrap_or(default_class).max(default_class);
+        let class = findings
+            .first()
+            .map(|f| f.class)
+            .unwrap_or(default_class)
+            .max(default_class);
         if let Some(f) = findings.first() {
             let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
-                .then(|| self.policy.rules(RuleList::Allow).iter().find(|r| r.matches(n, env, true)))
+                .then(|| {
+                    self.policy
+                        .rules(RuleList::Allow)
+                        .iter()
+                        .find(|r| r.matches(n, env, true))
+                })
                 .flatten();
             concerns.push(match allowed_by {
                 Some(rule) => Concern {
                     verdict: Verdict::Allow,
                     class: f.class,
                     layer: Layer::Policy,
-                    reason: format!("{name} {} but the allow rule {} permits it", f.reason, rule.text()),
+                    reason: format!(
+                        "{name} {} but the allow rule {} permits it",
+                        f.reason,
+                        rule.text()
+                    ),
                     rule: Some(rule.text().to_string()),
                 },
-                None => Concern { verdict: f.verdict, class: f.class, layer: Layer::Risk, reason: format!("{name} {}", f.reason), rule: Some(f.rule.clone()) },
+                None => Concern {
+                    verdict: f.verdict,
+                    class: f.class,
+                    layer: Layer::Risk,
+                    reason: format!("{name} {}", f.reason),
+                    rule: Some(f.rule.clone()),
+                },
             });
         }
         if n.kind == ToolKind::Write && n.paths.is_empty() {
-            concerns.push(Concern { verdict: Verdict::Escalate, class: RiskClass::R3, layer: Layer::Risk, reason: format!("{name} writes a file but names no path toolgate can check"), rule: None });
+            concerns.push(Concern {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                layer: Layer::Risk,
+                reason: format!("{name} writes a file but names no path toolgate can check"),
+                rule: None,
+            });
         }
         let mut clarity = base_clarity(n.kind);
         if n.bridged {
             clarity += 1;
         }
-        (concerns, class.max(if n.kind == ToolKind::Write && n.paths.is_empty() { RiskClass::R3 } else { RiskClass::R0 }), clarity)
+        (
+            concerns,
+            class.max(if n.kind == ToolKind::Write && n.paths.is_empty() {
+                RiskClass::R3
+            } else {
+                RiskClass::R0
+            }),
+            clarity,
+        )
     }
 
     /// Runs the policy's `[[test]]` cases in `env`; returns the failures.
@@ -337,7 +480,9 @@ impl Engine {
         for t in self.policy.tests() {
             let a = self.decide(&t.call, env);
             if !t.expect.accepts(a.decision.decision) {
-                let case = t.name.clone().unwrap_or_else(|| format!("{}:{}:{}", self.policy.origin(), t.location.0, t.location.1));
+                let case = t.name.clone().unwrap_or_else(|| {
+                    format!("{}:{}:{}", self.policy.origin(), t.location.0, t.location.1)
+                });
                 failures.push(TestFailure {
                     case,
                     expected: t.expect.as_str().to_string(),

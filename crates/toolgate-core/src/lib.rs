@@ -2,10 +2,10 @@
 //! needs (home directory, working directory, the policy) is handed in.
 #![forbid(unsafe_code)]
 
+pub mod catalogue;
+pub mod engine;
 pub mod model;
 pub mod normalize;
 pub mod paths;
 pub mod policy;
 pub mod shell;
-pub mod catalogue;
-pub mod engine;

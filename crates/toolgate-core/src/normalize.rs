@@ -397,17 +397,16 @@ fn collect_paths(
         }
     }
     for key in ["destination", "dest", "to", "new_path", "newPath", "target"] {
-        if let Some(Value::String(s)) = params.get(key) {
-            if kind == ToolKind::Write {
-                push(s, Access::Write);
-            }
+        if let Some(Value::String(s)) = params.get(key)
+            && kind == ToolKind::Write
+        {
+            push(s, Access::Write);
         }
     }
-    if kind == ToolKind::Read {
-        if let Some(Value::String(dir)) = params.get("dir_path").or_else(|| params.get("directory"))
-        {
-            push(dir, Access::Read);
-        }
+    if kind == ToolKind::Read
+        && let Some(Value::String(dir)) = params.get("dir_path").or_else(|| params.get("directory"))
+    {
+        push(dir, Access::Read);
     }
     // apply_patch carries its targets inside the patch text.
     for key in ["input", "patch"] {
@@ -424,10 +423,10 @@ fn collect_paths(
                 ]
                 .iter()
                 .find_map(|(p, a)| line.strip_prefix(p).map(|rest| (rest.trim(), *a)));
-                if let Some((p, a)) = found {
-                    if p != "/dev/null" {
-                        push(p, a);
-                    }
+                if let Some((p, a)) = found
+                    && p != "/dev/null"
+                {
+                    push(p, a);
                 }
             }
         }

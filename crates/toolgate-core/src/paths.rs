@@ -59,17 +59,17 @@ impl Env {
 
     fn expand_prefix(&self, raw: &str) -> String {
         for var in ["${HOME}", "$HOME"] {
-            if let Some(rest) = raw.strip_prefix(var) {
-                if rest.is_empty() || rest.starts_with('/') {
-                    return format!("{}{}", self.home, rest);
-                }
+            if let Some(rest) = raw.strip_prefix(var)
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                return format!("{}{}", self.home, rest);
             }
         }
         for var in ["${PWD}", "$PWD"] {
-            if let Some(rest) = raw.strip_prefix(var) {
-                if rest.is_empty() || rest.starts_with('/') {
-                    return format!("{}{}", self.cwd, rest);
-                }
+            if let Some(rest) = raw.strip_prefix(var)
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                return format!("{}{}", self.cwd, rest);
             }
         }
         if let Some(rest) = raw.strip_prefix('~') {

@@ -9,7 +9,10 @@ use toolgate_core::policy::Policy;
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 
 fn engine() -> Engine {
-    Engine::new(Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml").expect("default policy parses"))
+    Engine::new(
+        Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml")
+            .expect("default policy parses"),
+    )
 }
 
 fn env() -> Env {
@@ -43,14 +46,23 @@ fn load(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (cat, cmd) = l.split_once('\t').unwrap_or_else(|| panic!("corpus line without a tab: {l}"));
+            let (cat, cmd) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("corpus line without a tab: {l}"));
             (cat.to_string(), decode(cmd))
         })
         .collect()
 }
 
 fn bash(command: &str) -> ToolCall {
-    ToolCall { tool: "Bash".into(), params: serde_json::json!({ "command": command }).as_object().cloned().unwrap_or_default(), ..ToolCall::default() }
+    ToolCall {
+        tool: "Bash".into(),
+        params: serde_json::json!({ "command": command })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        ..ToolCall::default()
+    }
 }
 
 #[test]
@@ -68,7 +80,13 @@ fn dangerous_commands_are_stopped() {
             allowed.push(format!("[{cat}] {cmd:?} → {}", d.reason));
         }
     }
-    assert!(allowed.is_empty(), "{} of {} dangerous commands were allowed:\n{}", allowed.len(), cases.len(), allowed.join("\n"));
+    assert!(
+        allowed.is_empty(),
+        "{} of {} dangerous commands were allowed:\n{}",
+        allowed.len(),
+        cases.len(),
+        allowed.join("\n")
+    );
 }
 
 #[test]
@@ -86,7 +104,13 @@ fn ordinary_commands_are_allowed() {
             stopped.push(format!("[{cat}] {cmd:?} → {} {}", d.decision, d.reason));
         }
     }
-    assert!(stopped.is_empty(), "{} of {} ordinary commands were stopped:\n{}", stopped.len(), cases.len(), stopped.join("\n"));
+    assert!(
+        stopped.is_empty(),
+        "{} of {} ordinary commands were stopped:\n{}",
+        stopped.len(),
+        cases.len(),
+        stopped.join("\n")
+    );
 }
 
 #[test]
@@ -95,9 +119,13 @@ fn tool_calls_are_judged_as_labelled() {
     let env = env();
     let mut wrong = Vec::new();
     let mut n = 0;
-    for line in include_str!("corpus/tool_calls.jsonl").lines().filter(|l| !l.trim().is_empty()) {
+    for line in include_str!("corpus/tool_calls.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");
-        let call: ToolCall = serde_json::from_value(v["call"].clone()).expect("corpus call is a ToolCall");
+        let call: ToolCall =
+            serde_json::from_value(v["call"].clone()).expect("corpus call is a ToolCall");
         let expect = v["expect"].as_str().unwrap_or("");
         let d = engine.decide(&call, &env).decision;
         let ok = match expect {
@@ -107,9 +135,17 @@ fn tool_calls_are_judged_as_labelled() {
         };
         n += 1;
         if !ok {
-            wrong.push(format!("{} ({}) → {} {}", v["note"], call.tool, d.decision, d.reason));
+            wrong.push(format!(
+                "{} ({}) → {} {}",
+                v["note"], call.tool, d.decision, d.reason
+            ));
         }
     }
     assert!(n >= 50);
-    assert!(wrong.is_empty(), "{} of {n} tool calls judged wrongly:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {n} tool calls judged wrongly:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }

@@ -23,7 +23,10 @@ fn engine() -> &'static Engine {
 fn decide(cmd: &str) -> Verdict {
     let call = ToolCall {
         tool: "exec".into(),
-        params: serde_json::json!({ "command": cmd }).as_object().cloned().unwrap_or_default(),
+        params: serde_json::json!({ "command": cmd })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         ..ToolCall::default()
     };
     engine().decide(&call, &env()).decision.decision
@@ -68,8 +71,14 @@ const STOPPED: &[&str] = &[
 /// through `sh -c` first, as it must in a real shell.
 fn wrap(cmd: &str, how: u8) -> String {
     let q = shell_quote(cmd);
-    let simple = !cmd.contains([';', '&', '|', '(', ')', '{', '}', '\n', '<', '>']) && !cmd.starts_with("if ") && !cmd.starts_with("for ");
-    let cmd = &if simple { cmd.to_string() } else { format!("sh -c {q}") };
+    let simple = !cmd.contains([';', '&', '|', '(', ')', '{', '}', '\n', '<', '>'])
+        && !cmd.starts_with("if ")
+        && !cmd.starts_with("for ");
+    let cmd = &if simple {
+        cmd.to_string()
+    } else {
+        format!("sh -c {q}")
+    };
     match how % 24 {
         0 => format!("sudo {cmd}"),
         1 => format!("env FOO=1 {cmd}"),
@@ -134,7 +143,9 @@ fn every_stopped_base_is_stopped() {
 fn deep_nesting_is_bounded() {
     let deep = format!("{}rm -rf /{}", "$(".repeat(5000), ")".repeat(5000));
     assert_ne!(decide(&deep), Verdict::Allow);
-    let nested = (0..8).fold("rm -rf /".to_string(), |c, _| format!("bash -c {}", shell_quote(&c)));
+    let nested = (0..8).fold("rm -rf /".to_string(), |c, _| {
+        format!("bash -c {}", shell_quote(&c))
+    });
     assert_ne!(decide(&nested), Verdict::Allow);
     let long = "a && ".repeat(20_000) + "rm -rf /";
     assert_ne!(decide(&long), Verdict::Allow);

@@ -29,23 +29,34 @@ pub struct CheckArgs {
 
 /// The environment calls are judged in: `$HOME` and the current directory.
 pub fn base_env() -> Env {
-    let home = std::env::var("HOME").ok().filter(|h| h.starts_with('/')).unwrap_or_else(|| "/root".to_string());
-    let cwd = std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".to_string());
+    let home = std::env::var("HOME")
+        .ok()
+        .filter(|h| h.starts_with('/'))
+        .unwrap_or_else(|| "/root".to_string());
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".to_string());
     Env::new(home, cwd)
 }
 
 /// Reads and parses a policy file, running its `[[test]]` cases.
 pub fn load_policy_file(path: &Path) -> Result<Policy> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read policy file {}: check the path and permissions", path.display()))?;
-    let policy = Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read policy file {}: check the path and permissions",
+            path.display()
+        )
+    })?;
+    let policy =
+        Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
     Ok(policy)
 }
 
 fn load_engine(path: Option<&Path>) -> Result<Engine> {
     let policy = match path {
         Some(p) => load_policy_file(p)?,
-        None => Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml").map_err(|e| anyhow!("{e}"))?,
+        None => Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml")
+            .map_err(|e| anyhow!("{e}"))?,
     };
     let engine = Engine::new(policy);
     let failures = engine.run_policy_tests(&base_env());
@@ -64,29 +75,44 @@ fn load_engine(path: Option<&Path>) -> Result<Engine> {
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.
 fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
-    let value: Value = serde_json::from_str(text).map_err(|e| anyhow!("input is not valid JSON ({e})"))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| anyhow!("input is not valid JSON ({e})"))?;
     let Value::Object(obj) = &value else {
-        return Err(anyhow!("input must be a JSON object like {{\"tool\":\"exec\",\"params\":{{\"command\":\"ls\"}}}}"));
+        return Err(anyhow!(
+            "input must be a JSON object like {{\"tool\":\"exec\",\"params\":{{\"command\":\"ls\"}}}}"
+        ));
     };
     let id = obj.get("id").cloned();
     match obj.get("tool") {
         Some(Value::String(t)) if !t.trim().is_empty() => {}
-        Some(Value::String(_)) => return Err(anyhow!("\"tool\" is empty: name the tool being called")),
-        Some(_) => return Err(anyhow!("\"tool\" must be a string naming the tool being called")),
-        None => return Err(anyhow!("missing \"tool\": a ToolCall needs {{\"tool\": NAME, \"params\": {{…}}}}")),
-    }
-    if let Some(p) = obj.get("params") {
-        if !p.is_object() && !p.is_null() {
-            return Err(anyhow!("\"params\" must be a JSON object"));
+        Some(Value::String(_)) => {
+            return Err(anyhow!("\"tool\" is empty: name the tool being called"));
         }
+        Some(_) => {
+            return Err(anyhow!(
+                "\"tool\" must be a string naming the tool being called"
+            ));
+        }
+        None => {
+            return Err(anyhow!(
+                "missing \"tool\": a ToolCall needs {{\"tool\": NAME, \"params\": {{…}}}}"
+            ));
+        }
+    }
+    if let Some(p) = obj.get("params")
+        && !p.is_object()
+        && !p.is_null()
+    {
+        return Err(anyhow!("\"params\" must be a JSON object"));
     }
     let mut value = value;
-    if let Some(obj) = value.as_object_mut() {
-        if obj.get("params").is_some_and(Value::is_null) {
-            obj.remove("params");
-        }
+    if let Some(obj) = value.as_object_mut()
+        && obj.get("params").is_some_and(Value::is_null)
+    {
+        obj.remove("params");
     }
-    let call: ToolCall = serde_json::from_value(value).map_err(|e| anyhow!("input is not a ToolCall: {e}"))?;
+    let call: ToolCall =
+        serde_json::from_value(value).map_err(|e| anyhow!("input is not a ToolCall: {e}"))?;
     Ok((call, id))
 }
 
@@ -165,7 +191,9 @@ fn run_jsonl(engine: &Engine, env: &Env) -> ExitCode {
                 bad += 1;
                 let msg = format!("line {}: {}", n + 1, one_line(&e));
                 first_error.get_or_insert_with(|| msg.clone());
-                let id = serde_json::from_str::<Value>(&line).ok().and_then(|v| v.get("id").cloned());
+                let id = serde_json::from_str::<Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").cloned());
                 let mut obj = serde_json::Map::new();
                 if let Some(id) = id {
                     obj.insert("id".into(), id);

@@ -42,12 +42,27 @@ pub fn run(cmd: PolicyCommand) -> ExitCode {
         for t in engine.policy().tests() {
             let d = engine.decide(&t.call, &env);
             let ok = t.expect.accepts(d.decision.decision);
-            let label = t.name.clone().unwrap_or_else(|| format!("line {}", t.location.0));
-            println!("{} {label}: expected {}, got {} — {}", if ok { "PASS" } else { "FAIL" }, t.expect.as_str(), d.decision.decision, d.decision.reason);
+            let label = t
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("line {}", t.location.0));
+            println!(
+                "{} {label}: expected {}, got {} — {}",
+                if ok { "PASS" } else { "FAIL" },
+                t.expect.as_str(),
+                d.decision.decision,
+                d.decision.reason
+            );
         }
     }
     let p = engine.policy();
-    let rules = [RuleList::Deny, RuleList::Ask, RuleList::Allow, RuleList::AlwaysAsk].map(|l| p.rules(l).len());
+    let rules = [
+        RuleList::Deny,
+        RuleList::Ask,
+        RuleList::Allow,
+        RuleList::AlwaysAsk,
+    ]
+    .map(|l| p.rules(l).len());
     if failures.is_empty() {
         if verbose {
             println!("{total} passed, 0 failed");
@@ -64,10 +79,20 @@ pub fn run(cmd: PolicyCommand) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         for f in &failures {
-            eprintln!("{}: test {} expected {}, got {}", file.display(), f.case, f.expected, f.got);
+            eprintln!(
+                "{}: test {} expected {}, got {}",
+                file.display(),
+                f.case,
+                f.expected,
+                f.got
+            );
         }
         if verbose {
-            println!("{} passed, {} failed", total - failures.len(), failures.len());
+            println!(
+                "{} passed, {} failed",
+                total - failures.len(),
+                failures.len()
+            );
         }
         ExitCode::from(1)
     }

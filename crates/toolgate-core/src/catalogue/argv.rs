@@ -63,22 +63,25 @@ fn flag_matches(token: &str, want: &str) -> bool {
         return true;
     }
     if let Some(long) = want.strip_prefix("--") {
-        let Some(given) = token.strip_prefix("--") else { return false };
+        let Some(given) = token.strip_prefix("--") else {
+            return false;
+        };
         let name = given.split('=').next().unwrap_or(given);
         return name == long || (name.len() >= 2 && long.starts_with(name));
     }
     let mut want_chars = want.chars();
-    if let (Some('-'), Some(letter), None) = (want_chars.next(), want_chars.next(), want_chars.next()) {
-        if let Some(cluster) = token.strip_prefix('-') {
-            if cluster.starts_with('-') {
-                return false;
-            }
-            // `-i.bak`, `-n5`: a short option with its value attached
-            if cluster.starts_with(letter) {
-                return true;
-            }
-            return cluster.chars().all(|c| c.is_ascii_alphanumeric()) && cluster.contains(letter);
+    if let (Some('-'), Some(letter), None) =
+        (want_chars.next(), want_chars.next(), want_chars.next())
+        && let Some(cluster) = token.strip_prefix('-')
+    {
+        if cluster.starts_with('-') {
+            return false;
         }
+        // `-i.bak`, `-n5`: a short option with its value attached
+        if cluster.starts_with(letter) {
+            return true;
+        }
+        return cluster.chars().all(|c| c.is_ascii_alphanumeric()) && cluster.contains(letter);
     }
     false
 }
@@ -101,14 +104,20 @@ mod tests {
         assert!(has_flag(&c, "--recursive"));
         assert!(has_flag(&c, "--no-preserve-root"));
         assert!(!has_flag(&c, "--force"));
-        assert_eq!(operands(&c).map(|w| w.text.as_str()).collect::<Vec<_>>(), vec!["/"]);
+        assert_eq!(
+            operands(&c).map(|w| w.text.as_str()).collect::<Vec<_>>(),
+            vec!["/"]
+        );
     }
 
     #[test]
     fn option_values_are_not_operands() {
         let w = words("-C /tmp push origin -- -weird");
         let c = classify(&w, &["-C".to_string()]);
-        assert_eq!(operands(&c).map(|w| w.text.as_str()).collect::<Vec<_>>(), vec!["push", "origin", "-weird"]);
+        assert_eq!(
+            operands(&c).map(|w| w.text.as_str()).collect::<Vec<_>>(),
+            vec!["push", "origin", "-weird"]
+        );
     }
 
     #[test]

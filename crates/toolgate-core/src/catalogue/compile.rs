@@ -18,14 +18,21 @@ pub(super) struct LazyRegex {
 
 impl LazyRegex {
     fn new(pattern: &str) -> Result<LazyRegex, String> {
-        regex_syntax::Parser::new().parse(pattern).map_err(|e| e.to_string())?;
-        Ok(LazyRegex { pattern: pattern.to_string(), compiled: OnceLock::new() })
+        regex_syntax::Parser::new()
+            .parse(pattern)
+            .map_err(|e| e.to_string())?;
+        Ok(LazyRegex {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
+        })
     }
 
     /// The compiled regex. Every shipped pattern is compiled by a unit test,
     /// so the fallback (a regex that never matches) is unreachable for them.
     pub fn get(&self) -> &Regex {
-        self.compiled.get_or_init(|| Regex::new(&self.pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex")))
+        self.compiled.get_or_init(|| {
+            Regex::new(&self.pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex"))
+        })
     }
 
     /// Whether the regex matches `text`.
@@ -35,7 +42,9 @@ impl LazyRegex {
 
     /// Compiles now; an error for a pattern the regex engine refuses.
     pub fn compile(&self) -> Result<(), String> {
-        Regex::new(&self.pattern).map(|_| ()).map_err(|e| format!("{}: {e}", self.pattern))
+        Regex::new(&self.pattern)
+            .map(|_| ())
+            .map_err(|e| format!("{}: {e}", self.pattern))
     }
 }
 
@@ -129,11 +138,19 @@ pub(super) struct UrlRule {
 impl ExecRule {
     /// Compiles every regex of the rule now.
     pub fn compile_regexes(&self) -> Result<(), String> {
-        for r in [&self.operands_regex, &self.operands_not_regex, &self.arg_regex, &self.args_regex, &self.args_not_regex, &self.code_regex]
-            .into_iter()
-            .flatten()
+        for r in [
+            &self.operands_regex,
+            &self.operands_not_regex,
+            &self.arg_regex,
+            &self.args_regex,
+            &self.args_not_regex,
+            &self.code_regex,
+        ]
+        .into_iter()
+        .flatten()
         {
-            r.compile().map_err(|e| format!("{}: {e}", self.common.id))?;
+            r.compile()
+                .map_err(|e| format!("{}: {e}", self.common.id))?;
         }
         Ok(())
     }
@@ -146,7 +163,10 @@ impl Catalogue {
         let mut files = Vec::new();
         let mut raw_sets: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
         for (name, text) in packs {
-            let err = |message: String| CatalogueError { pack: (*name).to_string(), message };
+            let err = |message: String| CatalogueError {
+                pack: (*name).to_string(),
+                message,
+            };
             let file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
             for (set, spec) in &file.sets {
                 let (patterns, probes) = match spec {
@@ -156,25 +176,37 @@ impl Catalogue {
                 raw_sets.push((set.clone(), patterns, probes));
             }
             for (prog, opts) in &file.options {
-                cat.options.entry(prog.clone()).or_default().extend(opts.iter().cloned());
+                cat.options
+                    .entry(prog.clone())
+                    .or_default()
+                    .extend(opts.iter().cloned());
             }
-            cat.packs.push((file.pack.name.clone(), file.pack.description.clone()));
+            cat.packs
+                .push((file.pack.name.clone(), file.pack.description.clone()));
             files.push((name.to_string(), file));
         }
         raw_sets.sort_by(|a, b| a.0.cmp(&b.0));
         for (set, patterns, probes) in &raw_sets {
-            let mut compiled = PathSet::new(patterns, probes.clone())
-                .map_err(|e| CatalogueError { pack: "sets".into(), message: format!("set {set}: {e}") })?;
+            let mut compiled =
+                PathSet::new(patterns, probes.clone()).map_err(|e| CatalogueError {
+                    pack: "sets".into(),
+                    message: format!("set {set}: {e}"),
+                })?;
             if let Some((_, ex, _)) = raw_sets.iter().find(|(n, _, _)| n == &format!("not_{set}")) {
-                let exclude = PathSet::new(ex, Vec::new())
-                    .map_err(|e| CatalogueError { pack: "sets".into(), message: format!("set not_{set}: {e}") })?;
+                let exclude = PathSet::new(ex, Vec::new()).map_err(|e| CatalogueError {
+                    pack: "sets".into(),
+                    message: format!("set not_{set}: {e}"),
+                })?;
                 compiled.set_exclude(exclude);
             }
             cat.set_names.push(set.clone());
             cat.sets.push(compiled);
         }
         for (name, file) in files {
-            let err = |message: String| CatalogueError { pack: name.clone(), message };
+            let err = |message: String| CatalogueError {
+                pack: name.clone(),
+                message,
+            };
             let pack = file.pack.name.clone();
             for spec in file.rule {
                 let rule = cat.compile_exec(&pack, spec).map_err(&err)?;
@@ -188,7 +220,14 @@ impl Catalogue {
                 cat.exec.push(rule);
             }
             for spec in file.path_rule {
-                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
+                let common = common(
+                    &pack,
+                    &spec.id,
+                    &spec.class,
+                    spec.verdict.as_deref(),
+                    &spec.reason,
+                )
+                .map_err(&err)?;
                 let access = spec
                     .access
                     .iter()
@@ -199,15 +238,46 @@ impl Catalogue {
                         other => Err(err(format!("rule {}: unknown access {other:?}", spec.id))),
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                let paths = spec.paths.iter().map(|p| cat.set_ref(p)).collect::<Result<Vec<_>, _>>().map_err(&err)?;
-                cat.paths.push(PathRule { common, access, paths, examples: spec.examples, counter_examples: spec.counter_examples });
+                let paths = spec
+                    .paths
+                    .iter()
+                    .map(|p| cat.set_ref(p))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(&err)?;
+                cat.paths.push(PathRule {
+                    common,
+                    access,
+                    paths,
+                    examples: spec.examples,
+                    counter_examples: spec.counter_examples,
+                });
             }
             for spec in file.action_rule {
-                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
-                cat.actions.push(ActionRule { common, tools: spec.tools, actions: spec.actions, examples: spec.examples, counter_examples: spec.counter_examples });
+                let common = common(
+                    &pack,
+                    &spec.id,
+                    &spec.class,
+                    spec.verdict.as_deref(),
+                    &spec.reason,
+                )
+                .map_err(&err)?;
+                cat.actions.push(ActionRule {
+                    common,
+                    tools: spec.tools,
+                    actions: spec.actions,
+                    examples: spec.examples,
+                    counter_examples: spec.counter_examples,
+                });
             }
             for spec in file.url_rule {
-                let common = common(&pack, &spec.id, &spec.class, spec.verdict.as_deref(), &spec.reason).map_err(&err)?;
+                let common = common(
+                    &pack,
+                    &spec.id,
+                    &spec.class,
+                    spec.verdict.as_deref(),
+                    &spec.reason,
+                )
+                .map_err(&err)?;
                 cat.urls.push(UrlRule {
                     common,
                     hosts: spec.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
@@ -229,21 +299,34 @@ impl Catalogue {
                     Some(i) => Ok(SetRef::Named(i)),
                     None => Err(format!("unknown path set @{name}")),
                 },
-                None => PathSet::new(&[text.to_string()], Vec::new()).map(SetRef::Inline).map_err(|e| format!("pattern {text:?}: {e}")),
+                None => PathSet::new(&[text.to_string()], Vec::new())
+                    .map(SetRef::Inline)
+                    .map_err(|e| format!("pattern {text:?}: {e}")),
             },
         }
     }
 
     fn compile_exec(&self, pack: &str, s: ExecRuleSpec) -> Result<ExecRule, String> {
         let re = |r: &Option<String>| -> Result<Option<LazyRegex>, String> {
-            r.as_deref().map(LazyRegex::new).transpose().map_err(|e| format!("rule {}: bad regex: {e}", s.id))
+            r.as_deref()
+                .map(LazyRegex::new)
+                .transpose()
+                .map_err(|e| format!("rule {}: bad regex: {e}", s.id))
         };
-        let sets = |list: &[String]| list.iter().map(|p| self.set_ref(p)).collect::<Result<Vec<_>, _>>();
+        let sets = |list: &[String]| {
+            list.iter()
+                .map(|p| self.set_ref(p))
+                .collect::<Result<Vec<_>, _>>()
+        };
         Ok(ExecRule {
             common: common(pack, &s.id, &s.class, s.verdict.as_deref(), &s.reason)?,
             programs: s.programs.clone(),
             programs_not: s.programs_not.clone(),
-            sub: s.sub.iter().map(|w| w.split('|').map(str::to_string).collect()).collect(),
+            sub: s
+                .sub
+                .iter()
+                .map(|w| w.split('|').map(str::to_string).collect())
+                .collect(),
             operands_regex: re(&s.operands_regex)?,
             operands_not_regex: re(&s.operands_not_regex)?,
             flags_any: s.flags_any.clone(),
@@ -257,7 +340,12 @@ impl Catalogue {
                 None | Some("all") => OperandScope::All,
                 Some("last") => OperandScope::Last,
                 Some("but_last") => OperandScope::ButLast,
-                Some(other) => return Err(format!("rule {}: operand_scope must be all, last or but_last, not {other:?}", s.id)),
+                Some(other) => {
+                    return Err(format!(
+                        "rule {}: operand_scope must be all, last or but_last, not {other:?}",
+                        s.id
+                    ));
+                }
             },
             dynamic_paths: s.dynamic_paths,
             redirect_to: sets(&s.redirect_to)?,
@@ -274,15 +362,31 @@ impl Catalogue {
     }
 }
 
-fn common(pack: &str, id: &str, class: &str, verdict: Option<&str>, reason: &str) -> Result<Common, String> {
-    let class = RiskClass::parse(class).ok_or_else(|| format!("rule {id}: class must be R0..R4, not {class:?}"))?;
+fn common(
+    pack: &str,
+    id: &str,
+    class: &str,
+    verdict: Option<&str>,
+    reason: &str,
+) -> Result<Common, String> {
+    let class = RiskClass::parse(class)
+        .ok_or_else(|| format!("rule {id}: class must be R0..R4, not {class:?}"))?;
     let verdict = match verdict {
         None if class >= RiskClass::R3 => Verdict::Escalate,
         None => Verdict::Allow,
         Some("block") => Verdict::Block,
         Some("escalate") => Verdict::Escalate,
         Some("allow") => Verdict::Allow,
-        Some(other) => return Err(format!("rule {id}: verdict must be block, escalate or allow, not {other:?}")),
+        Some(other) => {
+            return Err(format!(
+                "rule {id}: verdict must be block, escalate or allow, not {other:?}"
+            ));
+        }
     };
-    Ok(Common { id: format!("{pack}.{id}"), class, verdict, reason: reason.to_string() })
+    Ok(Common {
+        id: format!("{pack}.{id}"),
+        class,
+        verdict,
+        reason: reason.to_string(),
+    })
 }

@@ -41,7 +41,11 @@ pub(super) struct CmdView<'a> {
 
 impl<'a> CmdView<'a> {
     pub fn new(cat: &Catalogue, cmd: &'a SimpleCommand, env: &'a Env) -> CmdView<'a> {
-        let opts = cat.options.get(&cmd.program).map(Vec::as_slice).unwrap_or(&[]);
+        let opts = cat
+            .options
+            .get(&cmd.program)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         CmdView {
             cmd,
             env,
@@ -55,11 +59,23 @@ impl<'a> CmdView<'a> {
     }
 
     fn joined_args(&self) -> &str {
-        self.joined_args.get_or_init(|| self.cmd.args().iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "))
+        self.joined_args.get_or_init(|| {
+            self.cmd
+                .args()
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
     }
 
     fn joined_operands(&self) -> &str {
-        self.joined_operands.get_or_init(|| argv::operands(&self.classified).map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "))
+        self.joined_operands.get_or_init(|| {
+            argv::operands(&self.classified)
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
     }
 
     /// Words that may name paths, each marked `true` when it is an operand.
@@ -71,10 +87,17 @@ impl<'a> CmdView<'a> {
                     Arg::Operand(w) => out.push(((*w).clone(), true)),
                     Arg::Value(w) if !is_glob(&w.text) => out.push(((*w).clone(), false)),
                     Arg::Flag(w) => {
-                        if let Some((_, v)) = w.text.split_once('=') {
-                            if w.text.starts_with("--") && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@')) {
-                                out.push((Word { text: v.to_string(), dynamic: w.dynamic }, false));
-                            }
+                        if let Some((_, v)) = w.text.split_once('=')
+                            && w.text.starts_with("--")
+                            && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@'))
+                        {
+                            out.push((
+                                Word {
+                                    text: v.to_string(),
+                                    dynamic: w.dynamic,
+                                },
+                                false,
+                            ));
                         }
                     }
                     Arg::Value(_) => {}
@@ -85,12 +108,22 @@ impl<'a> CmdView<'a> {
     }
 
     fn resolved(&self) -> &[Resolved] {
-        self.resolved.get_or_init(|| self.path_words().iter().map(|(w, _)| resolve(w, self.cmd, self.env)).collect())
+        self.resolved.get_or_init(|| {
+            self.path_words()
+                .iter()
+                .map(|(w, _)| resolve(w, self.cmd, self.env))
+                .collect()
+        })
     }
 
     /// Whether path word `i` is in `set` (memoized per named set).
     fn in_set(&self, cat: &Catalogue, i: usize, set: &SetRef, set_key: usize) -> bool {
-        if let Some(&(_, _, v)) = self.memo.borrow().iter().find(|(a, b, _)| *a == i && *b == set_key) {
+        if let Some(&(_, _, v)) = self
+            .memo
+            .borrow()
+            .iter()
+            .find(|(a, b, _)| *a == i && *b == set_key)
+        {
             return v;
         }
         let v = match &self.resolved()[i] {
@@ -113,13 +146,27 @@ impl Catalogue {
         if rule.privileged.is_some_and(|p| cmd.privileged != p) {
             return None;
         }
-        if rule.recursive_function && !cmd.via.iter().any(|v| v.wrapper.strip_prefix("function ") == Some(cmd.program.as_str())) {
+        if rule.recursive_function
+            && !cmd
+                .via
+                .iter()
+                .any(|v| v.wrapper.strip_prefix("function ") == Some(cmd.program.as_str()))
+        {
             return None;
         }
-        if !rule.via_all.iter().all(|v| cmd.via.iter().any(|w| &w.wrapper == v)) {
+        if !rule
+            .via_all
+            .iter()
+            .all(|v| cmd.via.iter().any(|w| &w.wrapper == v))
+        {
             return None;
         }
-        if !rule.stdin_from.is_empty() && !cmd.stdin_from.iter().any(|s| rule.stdin_from.iter().any(|r| r == s)) {
+        if !rule.stdin_from.is_empty()
+            && !cmd
+                .stdin_from
+                .iter()
+                .any(|s| rule.stdin_from.iter().any(|r| r == s))
+        {
             return None;
         }
         if !rule.sub.is_empty() {
@@ -131,13 +178,26 @@ impl Catalogue {
                 }
             }
         }
-        if !rule.flags_any.is_empty() && !rule.flags_any.iter().any(|f| argv::has_flag(&view.classified, f)) {
+        if !rule.flags_any.is_empty()
+            && !rule
+                .flags_any
+                .iter()
+                .any(|f| argv::has_flag(&view.classified, f))
+        {
             return None;
         }
-        if !rule.flags_all.iter().all(|f| argv::has_flag(&view.classified, f)) {
+        if !rule
+            .flags_all
+            .iter()
+            .all(|f| argv::has_flag(&view.classified, f))
+        {
             return None;
         }
-        if rule.flags_none.iter().any(|f| argv::has_flag(&view.classified, f)) {
+        if rule
+            .flags_none
+            .iter()
+            .any(|f| argv::has_flag(&view.classified, f))
+        {
             return None;
         }
         if rule.no_operands && argv::operands(&view.classified).next().is_some() {
@@ -149,22 +209,41 @@ impl Catalogue {
                 return None;
             }
         }
-        if rule.args_regex.as_ref().is_some_and(|re| !re.is_match(view.joined_args())) {
+        if rule
+            .args_regex
+            .as_ref()
+            .is_some_and(|re| !re.is_match(view.joined_args()))
+        {
             return None;
         }
-        if rule.args_not_regex.as_ref().is_some_and(|re| re.is_match(view.joined_args())) {
+        if rule
+            .args_not_regex
+            .as_ref()
+            .is_some_and(|re| re.is_match(view.joined_args()))
+        {
             return None;
         }
-        if rule.operands_regex.as_ref().is_some_and(|re| !re.is_match(view.joined_operands())) {
+        if rule
+            .operands_regex
+            .as_ref()
+            .is_some_and(|re| !re.is_match(view.joined_operands()))
+        {
             return None;
         }
-        if rule.operands_not_regex.as_ref().is_some_and(|re| re.is_match(view.joined_operands())) {
+        if rule
+            .operands_not_regex
+            .as_ref()
+            .is_some_and(|re| re.is_match(view.joined_operands()))
+        {
             return None;
         }
-        if let Some(re) = &rule.code_regex {
-            if !cmd.inline_code.as_ref().is_some_and(|c| re.is_match(&c.code)) {
-                return None;
-            }
+        if let Some(re) = &rule.code_regex
+            && !cmd
+                .inline_code
+                .as_ref()
+                .is_some_and(|c| re.is_match(&c.code))
+        {
+            return None;
         }
         let mut detail: Option<String> = None;
         let mut via_dynamic = false;
@@ -177,11 +256,16 @@ impl Catalogue {
         if !rule.redirect_to.is_empty() || !rule.redirect_from.is_empty() {
             let found = cmd.redirects.iter().find(|r| {
                 let sets = match r.kind {
-                    RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => &rule.redirect_to,
+                    RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => {
+                        &rule.redirect_to
+                    }
                     RedirectKind::Read => &rule.redirect_from,
                     RedirectKind::Dup => return false,
                 };
-                !r.target.dynamic && sets.iter().any(|s| self.set_matches(s, &r.target.text, view.env))
+                !r.target.dynamic
+                    && sets
+                        .iter()
+                        .any(|s| self.set_matches(s, &r.target.text, view.env))
             });
             detail = Some(found?.target.text.clone());
         }
@@ -189,22 +273,39 @@ impl Catalogue {
         if via_dynamic && verdict == Verdict::Block {
             verdict = Verdict::Escalate;
         }
-        let reason = rule.common.reason.replace("{path}", detail.as_deref().unwrap_or("its target")).replace("{program}", &cmd.program);
-        Some(Finding { rule: rule.common.id.clone(), class: rule.common.class, verdict, reason })
+        let reason = rule
+            .common
+            .reason
+            .replace("{path}", detail.as_deref().unwrap_or("its target"))
+            .replace("{program}", &cmd.program);
+        Some(Finding {
+            rule: rule.common.id.clone(),
+            class: rule.common.class,
+            verdict,
+            reason,
+        })
     }
 
     /// The first path word in one of the rule's sets: (hit, detail, matched
     /// only through an unknown value).
     fn paths_hit(&self, rule: &ExecRule, view: &CmdView) -> Option<(bool, String, bool)> {
         let words = view.path_words();
-        let operand_idx: Vec<usize> = (0..words.len()).filter(|&i| words[i].1).skip(rule.sub.len()).collect();
+        let operand_idx: Vec<usize> = (0..words.len())
+            .filter(|&i| words[i].1)
+            .skip(rule.sub.len())
+            .collect();
         let idx: Vec<usize> = match rule.operand_scope {
-            OperandScope::All => (0..words.len()).filter(|i| !words[*i].1 || operand_idx.contains(i)).collect(),
+            OperandScope::All => (0..words.len())
+                .filter(|i| !words[*i].1 || operand_idx.contains(i))
+                .collect(),
             OperandScope::Last => operand_idx.last().copied().into_iter().collect(),
-            OperandScope::ButLast if operand_idx.len() > 1 => operand_idx[..operand_idx.len() - 1].to_vec(),
+            OperandScope::ButLast if operand_idx.len() > 1 => {
+                operand_idx[..operand_idx.len() - 1].to_vec()
+            }
             OperandScope::ButLast => Vec::new(),
         };
-        let unknown_counts = rule.dynamic_paths || rule.paths_any.iter().any(|s| matches!(s, SetRef::Unknown));
+        let unknown_counts =
+            rule.dynamic_paths || rule.paths_any.iter().any(|s| matches!(s, SetRef::Unknown));
         let mut unknown_hit: Option<String> = None;
         for i in idx {
             let w = &words[i].0;
@@ -218,9 +319,12 @@ impl Catalogue {
             });
             match resolved {
                 Resolved::Path(p) if matched => return Some((true, p.clone(), false)),
-                Resolved::Partial(p) if matched => return Some((true, format!("{p} (known only at run time)"), true)),
+                Resolved::Partial(p) if matched => {
+                    return Some((true, format!("{p} (known only at run time)"), true));
+                }
                 Resolved::Partial(_) | Resolved::Unknown if unknown_counts => {
-                    unknown_hit.get_or_insert_with(|| format!("{} (known only at run time)", w.text));
+                    unknown_hit
+                        .get_or_insert_with(|| format!("{} (known only at run time)", w.text));
                 }
                 _ => {}
             }
@@ -232,10 +336,12 @@ impl Catalogue {
     pub(super) fn set_matches(&self, set: &SetRef, abs: &str, env: &Env) -> bool {
         match set {
             SetRef::Unknown => false,
-            SetRef::WorkspaceRoot => candidates(abs).iter().any(|c| c == &env.workspace || (c != "/" && crate::paths::is_within(&env.workspace, c))),
-            SetRef::OutsideWorkspace => {
-                candidates(abs).iter().any(|c| !env.in_workspace(c) && !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t)))
-            }
+            SetRef::WorkspaceRoot => candidates(abs).iter().any(|c| {
+                c == &env.workspace || (c != "/" && crate::paths::is_within(&env.workspace, c))
+            }),
+            SetRef::OutsideWorkspace => candidates(abs).iter().any(|c| {
+                !env.in_workspace(c) && !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t))
+            }),
             SetRef::Inline(s) => s.matches_arg(abs, env),
             SetRef::Named(i) => self.sets.get(*i).is_some_and(|s| s.matches_arg(abs, env)),
         }
@@ -245,17 +351,30 @@ impl Catalogue {
 /// An operand as an absolute path.
 fn resolve(w: &Word, cmd: &SimpleCommand, env: &Env) -> Resolved {
     if w.dynamic {
-        return dynamic_as_glob(w, env).map(Resolved::Partial).unwrap_or(Resolved::Unknown);
+        return dynamic_as_glob(w, env)
+            .map(Resolved::Partial)
+            .unwrap_or(Resolved::Unknown);
     }
     let t = w.text.as_str();
     // `of=/dev/sda`, `file=@.env`: the value is the path; `@file` is curl's
     // "read this file".
     let t = match t.split_once('=') {
-        Some((k, v)) if !k.contains('/') && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@')) => v,
+        Some((k, v))
+            if !k.contains('/')
+                && (v.starts_with('/') || v.starts_with('~') || v.starts_with('@')) =>
+        {
+            v
+        }
         _ => t,
     };
-    let t = t.strip_prefix('@').filter(|r| !r.is_empty() && *r != "-").unwrap_or(t);
-    let absolute = t.starts_with('/') || t.starts_with('~') || t.starts_with("$HOME") || t.starts_with("${HOME}");
+    let t = t
+        .strip_prefix('@')
+        .filter(|r| !r.is_empty() && *r != "-")
+        .unwrap_or(t);
+    let absolute = t.starts_with('/')
+        || t.starts_with('~')
+        || t.starts_with("$HOME")
+        || t.starts_with("${HOME}");
     match (&cmd.cwd, absolute) {
         (_, true) => Resolved::Path(env.resolve(t)),
         (Some(cwd), false) => Resolved::Path(env.resolve_from(cwd, t)),
@@ -271,6 +390,9 @@ fn dynamic_as_glob(w: &Word, env: &Env) -> Option<String> {
     if !(w.text.starts_with('/') || w.text.starts_with("~/")) || w.text.starts_with("~/$") {
         return None;
     }
-    let re = DYN.get_or_init(|| Regex::new(r"\$\([^)]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$.|`[^`]*`").expect("valid regex"));
+    let re = DYN.get_or_init(|| {
+        Regex::new(r"\$\([^)]*\)|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$.|`[^`]*`")
+            .expect("valid regex")
+    });
     Some(env.resolve(&re.replace_all(&w.text, "*")))
 }

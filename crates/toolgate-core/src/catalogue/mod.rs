@@ -22,7 +22,10 @@ use std::sync::OnceLock;
 /// The packs shipped in the binary.
 pub const BUILTIN_PACKS: &[(&str, &str)] = &[
     ("sets.toml", include_str!("../../packs/sets.toml")),
-    ("filesystem.toml", include_str!("../../packs/filesystem.toml")),
+    (
+        "filesystem.toml",
+        include_str!("../../packs/filesystem.toml"),
+    ),
     ("system.toml", include_str!("../../packs/system.toml")),
     ("git.toml", include_str!("../../packs/git.toml")),
     ("data.toml", include_str!("../../packs/data.toml")),
@@ -104,15 +107,27 @@ impl Catalogue {
 
     /// How many rules of each type are loaded: (exec, path, action, url).
     pub fn rule_counts(&self) -> (usize, usize, usize, usize) {
-        (self.exec.len(), self.paths.len(), self.actions.len(), self.urls.len())
+        (
+            self.exec.len(),
+            self.paths.len(),
+            self.actions.len(),
+            self.urls.len(),
+        )
     }
 
     /// Every finding for one simple command, most severe first.
     pub fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
         let view = exec::CmdView::new(self, cmd, env);
-        let specific = self.by_program.get(&cmd.program).map(Vec::as_slice).unwrap_or(&[]);
-        let mut out: Vec<Finding> =
-            specific.iter().chain(self.any_program.iter()).filter_map(|&i| self.exec_rule_matches(&self.exec[i], &view)).collect();
+        let specific = self
+            .by_program
+            .get(&cmd.program)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let mut out: Vec<Finding> = specific
+            .iter()
+            .chain(self.any_program.iter())
+            .filter_map(|&i| self.exec_rule_matches(&self.exec[i], &view))
+            .collect();
         out.sort_by_key(|f| std::cmp::Reverse(f.severity()));
         out
     }
@@ -121,8 +136,15 @@ impl Catalogue {
     pub fn match_path(&self, access: Access, abs: &str, env: &Env) -> Option<Finding> {
         self.paths
             .iter()
-            .filter(|r| r.access.contains(&access) && r.paths.iter().any(|s| self.set_matches(s, abs, env)))
-            .map(|r| Finding { rule: r.common.id.clone(), class: r.common.class, verdict: r.common.verdict, reason: r.common.reason.replace("{path}", abs) })
+            .filter(|r| {
+                r.access.contains(&access) && r.paths.iter().any(|s| self.set_matches(s, abs, env))
+            })
+            .map(|r| Finding {
+                rule: r.common.id.clone(),
+                class: r.common.class,
+                verdict: r.common.verdict,
+                reason: r.common.reason.replace("{path}", abs),
+            })
             .max_by_key(Finding::severity)
     }
 
@@ -133,13 +155,22 @@ impl Catalogue {
         self.actions
             .iter()
             .filter(|r| r.tools.iter().any(|t| t == tool))
-            .filter_map(|r| r.actions.iter().filter_map(|a| action_specificity(a, action)).max().map(|s| (s, r)))
+            .filter_map(|r| {
+                r.actions
+                    .iter()
+                    .filter_map(|a| action_specificity(a, action))
+                    .max()
+                    .map(|s| (s, r))
+            })
             .max_by_key(|(s, r)| (*s, r.common.verdict, r.common.class))
             .map(|(_, r)| Finding {
                 rule: r.common.id.clone(),
                 class: r.common.class,
                 verdict: r.common.verdict,
-                reason: r.common.reason.replace("{action}", action.unwrap_or("no action")),
+                reason: r
+                    .common
+                    .reason
+                    .replace("{action}", action.unwrap_or("no action")),
             })
     }
 
@@ -152,10 +183,17 @@ impl Catalogue {
             .filter(|r| {
                 r.hosts.iter().any(|h| match h.strip_suffix(':') {
                     Some(scheme) => lower.starts_with(&format!("{scheme}:")),
-                    None => hosts.iter().any(|host| h == host || wildcard_match(h, host)),
+                    None => hosts
+                        .iter()
+                        .any(|host| h == host || wildcard_match(h, host)),
                 })
             })
-            .map(|r| Finding { rule: r.common.id.clone(), class: r.common.class, verdict: r.common.verdict, reason: r.common.reason.replace("{url}", url) })
+            .map(|r| Finding {
+                rule: r.common.id.clone(),
+                class: r.common.class,
+                verdict: r.common.verdict,
+                reason: r.common.reason.replace("{url}", url),
+            })
             .max_by_key(Finding::severity)
     }
 }

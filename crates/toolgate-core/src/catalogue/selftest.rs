@@ -11,16 +11,20 @@ impl Catalogue {
         let mut failures = Vec::new();
         let findings = |text: &str| -> Vec<Finding> {
             let a = crate::shell::analyze(text, env);
-            a.commands.iter().flat_map(|c| self.match_command(c, env)).collect()
+            a.commands
+                .iter()
+                .flat_map(|c| self.match_command(c, env))
+                .collect()
         };
         for rule in &self.exec {
             let id = &rule.common.id;
             for ex in &rule.examples {
                 match findings(ex).iter().find(|f| &f.rule == id) {
                     None => failures.push(format!("{id}: example {ex:?} does not match")),
-                    Some(f) if f.verdict != rule.common.verdict => {
-                        failures.push(format!("{id}: example {ex:?} gives {} instead of {}", f.verdict, rule.common.verdict))
-                    }
+                    Some(f) if f.verdict != rule.common.verdict => failures.push(format!(
+                        "{id}: example {ex:?} gives {} instead of {}",
+                        f.verdict, rule.common.verdict
+                    )),
                     Some(_) => {}
                 }
             }
@@ -35,7 +39,11 @@ impl Catalogue {
                 for ex in list {
                     let abs = env.resolve(ex);
                     if rule.paths.iter().any(|s| self.set_matches(s, &abs, env)) != want {
-                        failures.push(format!("{}: path {ex:?} {}", rule.common.id, if want { "does not match" } else { "matches" }));
+                        failures.push(format!(
+                            "{}: path {ex:?} {}",
+                            rule.common.id,
+                            if want { "does not match" } else { "matches" }
+                        ));
                     }
                 }
             }
@@ -44,8 +52,17 @@ impl Catalogue {
             for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
                 for ex in list {
                     let action = (ex != "-").then_some(ex.as_str());
-                    if rule.actions.iter().any(|a| action_specificity(a, action).is_some()) != want {
-                        failures.push(format!("{}: action {ex:?} {}", rule.common.id, if want { "does not match" } else { "matches" }));
+                    if rule
+                        .actions
+                        .iter()
+                        .any(|a| action_specificity(a, action).is_some())
+                        != want
+                    {
+                        failures.push(format!(
+                            "{}: action {ex:?} {}",
+                            rule.common.id,
+                            if want { "does not match" } else { "matches" }
+                        ));
                     }
                 }
             }
@@ -54,7 +71,11 @@ impl Catalogue {
             for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
                 for ex in list {
                     if self.match_url(ex).is_some_and(|f| f.rule == rule.common.id) != want {
-                        failures.push(format!("{}: url {ex:?} {}", rule.common.id, if want { "does not match" } else { "matches" }));
+                        failures.push(format!(
+                            "{}: url {ex:?} {}",
+                            rule.common.id,
+                            if want { "does not match" } else { "matches" }
+                        ));
                     }
                 }
             }
@@ -76,6 +97,11 @@ mod tests {
     fn builtin_packs_pass_their_own_examples() {
         let env = Env::new("/home/dev", "/home/dev/proj");
         let failures = Catalogue::builtin().self_test(&env);
-        assert!(failures.is_empty(), "{} failing examples:\n{}", failures.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} failing examples:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
     }
 }

@@ -53,8 +53,15 @@ impl PathSet {
         let mut literal_dirs = Vec::new();
         for p in patterns {
             let home_relative = p == "~" || p.starts_with("~/");
-            let body = if home_relative { p.replacen('~', "/~", 1) } else { p.clone() };
-            let glob = GlobBuilder::new(&body).literal_separator(true).backslash_escape(true).build()?;
+            let body = if home_relative {
+                p.replacen('~', "/~", 1)
+            } else {
+                p.clone()
+            };
+            let glob = GlobBuilder::new(&body)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()?;
             if home_relative {
                 home.add(glob);
             } else {
@@ -66,15 +73,23 @@ impl PathSet {
             match p.find(['*', '?', '[', '{']) {
                 None => concrete.push(p.clone()),
                 Some(i) => {
-                    if let Some((d, _)) = p[..i].rsplit_once('/') {
-                        if !d.is_empty() {
-                            literal_dirs.push(d.to_string());
-                        }
+                    if let Some((d, _)) = p[..i].rsplit_once('/')
+                        && !d.is_empty()
+                    {
+                        literal_dirs.push(d.to_string());
                     }
                 }
             }
         }
-        Ok(PathSet { abs: abs.build()?, home: home.build()?, dirs, concrete, literal_dirs, probes, exclude: None })
+        Ok(PathSet {
+            abs: abs.build()?,
+            home: home.build()?,
+            dirs,
+            concrete,
+            literal_dirs,
+            probes,
+            exclude: None,
+        })
     }
 
     /// Sets the exceptions.
@@ -123,12 +138,18 @@ impl PathSet {
         // Or a probe file it aims at: sharing the probe's first letters
         // (`.en?`, `cred*`), or listing a directory that holds members
         // (`~/.ssh/*`). A wildcard never matches a leading dot.
-        let (base, last) = arg.rsplit_once('/').map(|(b, l)| (if b.is_empty() { "/" } else { b }, l)).unwrap_or(("/", arg));
+        let (base, last) = arg
+            .rsplit_once('/')
+            .map(|(b, l)| (if b.is_empty() { "/" } else { b }, l))
+            .unwrap_or(("/", arg));
         let literal = &last[..last.find(['*', '?', '[']).unwrap_or(last.len())];
         if self.probes.is_empty() {
             return false;
         }
-        let secret_dir = self.literal_dirs.iter().any(|d| expand_home(d, env) == base);
+        let secret_dir = self
+            .literal_dirs
+            .iter()
+            .any(|d| expand_home(d, env) == base);
         self.probes.iter().any(|probe| {
             let cand = format!("{}/{probe}", base.trim_end_matches('/'));
             let dot_ok = !probe.starts_with('.') || last.starts_with('.');
@@ -158,7 +179,12 @@ pub fn candidates(abs: &str) -> Vec<String> {
         Some(i) => (&abs[..i], &abs[i + 1..]),
         None => ("/", abs),
     };
-    if !is_glob(base) && matches!(last, "*" | ".*" | "**" | "*.*" | "{*,.*}" | ".[!.]*" | "..?*" | ".??*" | "[!.]*") {
+    if !is_glob(base)
+        && matches!(
+            last,
+            "*" | ".*" | "**" | "*.*" | "{*,.*}" | ".[!.]*" | "..?*" | ".??*" | "[!.]*"
+        )
+    {
         out.push(base.to_string());
     }
     let fill = |with: &str| {
@@ -200,9 +226,14 @@ fn match_components(pat: &[&str], txt: &[&str], depth: usize) -> bool {
     }
     match pat.split_first() {
         None => txt.is_empty(),
-        Some((&"**", rest)) => (0..=txt.len()).any(|skip| match_components(rest, &txt[skip..], depth + 1)),
+        Some((&"**", rest)) => {
+            (0..=txt.len()).any(|skip| match_components(rest, &txt[skip..], depth + 1))
+        }
         Some((p, rest)) => match txt.split_first() {
-            Some((t, trest)) => match_segment(p.as_bytes(), t.as_bytes()) && match_components(rest, trest, depth + 1),
+            Some((t, trest)) => {
+                match_segment(p.as_bytes(), t.as_bytes())
+                    && match_components(rest, trest, depth + 1)
+            }
             None => false,
         },
     }
@@ -293,7 +324,11 @@ mod tests {
     }
 
     fn set(p: &[&str]) -> PathSet {
-        PathSet::new(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>(), vec![".env".into(), "id_rsa".into()]).unwrap()
+        PathSet::new(
+            &p.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            vec![".env".into(), "id_rsa".into()],
+        )
+        .unwrap()
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Lexical helpers: the exact fast path for plain commands, and a
 //! conservative scan used when the parser reports an error.
 
+use super::scope::Scope;
 use super::types::Word;
-use super::walk::{Analyzer, Scope};
+use super::walk::Analyzer;
 
 /// True for bytes that carry no shell meaning in any position.
 fn plain_byte(b: u8) -> bool {
@@ -19,8 +20,10 @@ pub fn plain_words(src: &str) -> Option<Vec<Word>> {
 }
 
 /// Shell keywords that may start a segment in the lexical scan.
-const KEYWORDS: &[&str] =
-    &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "in", "function", "!", "time", "{", "}"];
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac",
+    "in", "function", "!", "time", "{", "}",
+];
 
 /// Splits text at unquoted control operators and reports each segment's
 /// words as a simple command. Used only alongside an "unparsable" verdict,
@@ -34,12 +37,19 @@ pub fn scan(an: &mut Analyzer, src: &str, scope: &mut Scope) {
         }
         let argv: Vec<Word> = words[i..]
             .iter()
-            .filter(|w| !w.starts_with('>') && !w.starts_with('<') && !w.starts_with("2>") && !w.starts_with("&>"))
+            .filter(|w| {
+                !w.starts_with('>')
+                    && !w.starts_with('<')
+                    && !w.starts_with("2>")
+                    && !w.starts_with("&>")
+            })
             .map(|w| Word::lit(w.as_str()))
             .collect();
         if !argv.is_empty() {
             let mut s = scope.clone();
-            s.via.push(super::Via { wrapper: "unparsed text".into() });
+            s.via.push(super::Via {
+                wrapper: "unparsed text".into(),
+            });
             an.emit(argv, Vec::new(), Vec::new(), &mut s);
         }
     }
@@ -55,12 +65,13 @@ fn segments(src: &str) -> Vec<String> {
             Some(q) => {
                 if c == q {
                     quote = None;
-                } else if c == '\\' && q == '"' {
-                    if let Some(n) = chars.next() {
-                        cur.push(c);
-                        cur.push(n);
-                        continue;
-                    }
+                } else if c == '\\'
+                    && q == '"'
+                    && let Some(n) = chars.next()
+                {
+                    cur.push(c);
+                    cur.push(n);
+                    continue;
                 }
                 cur.push(c);
             }
@@ -144,6 +155,9 @@ mod tests {
     fn segments_split_on_operators() {
         let s = segments("a 'x;y' ; b | c $(d) `e`");
         let words: Vec<Vec<String>> = s.iter().map(|x| segment_words(x)).collect();
-        assert_eq!(words, vec![vec!["a", "x;y"], vec!["b"], vec!["c"], vec!["d"], vec!["e"]]);
+        assert_eq!(
+            words,
+            vec![vec!["a", "x;y"], vec!["b"], vec!["c"], vec!["d"], vec!["e"]]
+        );
     }
 }

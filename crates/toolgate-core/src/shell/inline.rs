@@ -30,7 +30,10 @@ fn exec_call() -> &'static Regex {
 
 fn backticks() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"`([^`]+)`|\bqx\s*[\{\(\[/]([^\}\)\]/]+)|%x\s*[\{\(\[]([^\}\)\]]+)").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"`([^`]+)`|\bqx\s*[\{\(\[/]([^\}\)\]/]+)|%x\s*[\{\(\[]([^\}\)\]]+)")
+            .expect("valid regex")
+    })
 }
 
 /// Finds the shell commands that `code` would run.
@@ -46,7 +49,10 @@ pub fn shell_snippets(code: &str) -> Vec<Snippet> {
         if let Some(m) = caps.get(1).or_else(|| caps.get(2)).or_else(|| caps.get(3)) {
             // JavaScript template literals are strings, not commands; they are
             // caught as arguments of exec calls above.
-            if !code[..caps.get(0).map(|c| c.start()).unwrap_or(0)].trim_end().ends_with('(') {
+            if !code[..caps.get(0).map(|c| c.start()).unwrap_or(0)]
+                .trim_end()
+                .ends_with('(')
+            {
                 out.push(Snippet::Script(m.as_str().to_string()));
             }
         }
@@ -54,10 +60,14 @@ pub fn shell_snippets(code: &str) -> Vec<Snippet> {
     // Vim's `:!cmd` and IPython's `!cmd`
     for line in code.split(['\n', '|']) {
         let t = line.trim_start().trim_start_matches(':');
-        if let Some(cmd) = t.strip_prefix('!').or_else(|| t.strip_prefix("r !")).or_else(|| t.strip_prefix("w !")) {
-            if !cmd.trim().is_empty() && !cmd.starts_with('=') {
-                out.push(Snippet::Script(cmd.to_string()));
-            }
+        if let Some(cmd) = t
+            .strip_prefix('!')
+            .or_else(|| t.strip_prefix("r !"))
+            .or_else(|| t.strip_prefix("w !"))
+            && !cmd.trim().is_empty()
+            && !cmd.starts_with('=')
+        {
+            out.push(Snippet::Script(cmd.to_string()));
         }
     }
     out.truncate(32);
@@ -68,8 +78,17 @@ pub fn shell_snippets(code: &str) -> Vec<Snippet> {
 /// `e` flag of `s///e` runs the edited line, which is not known statically.
 pub fn sed_commands(script: &str) -> Vec<Snippet> {
     static E_CMD: OnceLock<Regex> = OnceLock::new();
-    let e_cmd = E_CMD.get_or_init(|| Regex::new(r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/]*/)?(?:,(?:\d+|\$|/[^/]*/))?\s*e\s+([^;\n}]+)").expect("valid regex"));
-    let mut out: Vec<Snippet> = e_cmd.captures_iter(script).filter_map(|c| c.get(1)).map(|m| Snippet::Script(m.as_str().trim().to_string())).collect();
+    let e_cmd = E_CMD.get_or_init(|| {
+        Regex::new(
+            r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/]*/)?(?:,(?:\d+|\$|/[^/]*/))?\s*e\s+([^;\n}]+)",
+        )
+        .expect("valid regex")
+    });
+    let mut out: Vec<Snippet> = e_cmd
+        .captures_iter(script)
+        .filter_map(|c| c.get(1))
+        .map(|m| Snippet::Script(m.as_str().trim().to_string()))
+        .collect();
     if substitutions_execute(script) {
         out.push(Snippet::Dynamic(script.to_string()));
     }
@@ -81,8 +100,16 @@ fn substitutions_execute(script: &str) -> bool {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     while i + 1 < chars.len() {
-        let at_command = i == 0 || matches!(chars[i - 1], ';' | '{' | '}' | '\n' | ' ' | '\t') || chars[i - 1].is_ascii_digit() || chars[i - 1] == '$';
-        if chars[i] == 's' && at_command && !chars[i + 1].is_alphanumeric() && !chars[i + 1].is_whitespace() && chars[i + 1] != '\\' {
+        let at_command = i == 0
+            || matches!(chars[i - 1], ';' | '{' | '}' | '\n' | ' ' | '\t')
+            || chars[i - 1].is_ascii_digit()
+            || chars[i - 1] == '$';
+        if chars[i] == 's'
+            && at_command
+            && !chars[i + 1].is_alphanumeric()
+            && !chars[i + 1].is_whitespace()
+            && chars[i + 1] != '\\'
+        {
             let delim = chars[i + 1];
             let mut j = i + 2;
             let mut seen = 0;
@@ -122,7 +149,11 @@ enum Item {
 
 /// Reads the arguments after an exec function's name and classifies them.
 fn call_snippet(rest: &str) -> Option<Snippet> {
-    let mut p = Parser { s: rest.as_bytes(), i: 0, text: rest };
+    let mut p = Parser {
+        s: rest.as_bytes(),
+        i: 0,
+        text: rest,
+    };
     p.skip_ws();
     let paren = p.eat(b'(');
     let items = p.items(if paren { b')' } else { b'\n' }, 0);
@@ -131,7 +162,9 @@ fn call_snippet(rest: &str) -> Option<Snippet> {
         (Item::Lit(s), 1) => Some(Snippet::Script(s.clone())),
         (Item::List(list), _) => Some(argv_of(list)),
         // `execSync("rm -rf /usr", {stdio: "inherit"})`: a command line, then options
-        (Item::Lit(s), _) if s.contains(' ') && items[1..].iter().all(|i| !matches!(i, Item::Lit(_))) => {
+        (Item::Lit(s), _)
+            if s.contains(' ') && items[1..].iter().all(|i| !matches!(i, Item::Lit(_))) =>
+        {
             Some(Snippet::Script(s.clone()))
         }
         (Item::Lit(_), _) => Some(argv_of(&items)),
@@ -148,7 +181,11 @@ fn argv_of(items: &[Item]) -> Snippet {
             Item::Other(t) => (t.clone(), true),
         })
         .collect();
-    if argv.is_empty() { Snippet::Dynamic("[]".into()) } else { Snippet::Argv(argv) }
+    if argv.is_empty() {
+        Snippet::Dynamic("[]".into())
+    } else {
+        Snippet::Argv(argv)
+    }
 }
 
 struct Parser<'a> {
@@ -180,7 +217,16 @@ impl Parser<'_> {
             self.skip_ws();
             match self.s.get(self.i) {
                 None => break,
-                Some(&c) if c == close || c == b';' || c == b')' || c == b']' || c == b'}' || c == b'\n' => break,
+                Some(&c)
+                    if c == close
+                        || c == b';'
+                        || c == b')'
+                        || c == b']'
+                        || c == b'}'
+                        || c == b'\n' =>
+                {
+                    break;
+                }
                 _ => {}
             }
             out.push(self.item(depth));
@@ -195,17 +241,30 @@ impl Parser<'_> {
     fn item(&mut self, depth: usize) -> Item {
         let start = self.i;
         // optional string prefix: r"", b'', f"", u""
-        while self.i < self.s.len() && self.i - start < 2 && matches!(self.s[self.i], b'r' | b'b' | b'u' | b'f' | b'R' | b'B' | b'U' | b'F') {
+        while self.i < self.s.len()
+            && self.i - start < 2
+            && matches!(
+                self.s[self.i],
+                b'r' | b'b' | b'u' | b'f' | b'R' | b'B' | b'U' | b'F'
+            )
+        {
             self.i += 1;
         }
         match self.s.get(self.i) {
             Some(&q @ (b'"' | b'\'' | b'`')) => {
-                let formatted = self.s[start..self.i].iter().any(|c| *c == b'f' || *c == b'F');
+                let formatted = self.s[start..self.i]
+                    .iter()
+                    .any(|c| *c == b'f' || *c == b'F');
                 if let Some(lit) = self.string(q) {
                     // a lone literal, not part of an expression (`"a" + x`)
                     self.skip_ws();
-                    let ends = matches!(self.s.get(self.i), None | Some(b',' | b')' | b']' | b';' | b'\n' | b'}'));
-                    let interpolated = formatted || (q == b'`' && lit.contains("${")) || (q == b'"' && lit.contains("#{"));
+                    let ends = matches!(
+                        self.s.get(self.i),
+                        None | Some(b',' | b')' | b']' | b';' | b'\n' | b'}')
+                    );
+                    let interpolated = formatted
+                        || (q == b'`' && lit.contains("${"))
+                        || (q == b'"' && lit.contains("#{"));
                     if ends && !interpolated {
                         return Item::Lit(lit);
                     }
@@ -238,7 +297,13 @@ impl Parser<'_> {
             self.i += 1;
         }
         let end = self.i.max(expr_start);
-        Item::Other(self.text.get(expr_start..end).unwrap_or("").trim().to_string())
+        Item::Other(
+            self.text
+                .get(expr_start..end)
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        )
     }
 
     /// A quoted string starting at `self.i`; returns its unescaped value.
@@ -251,7 +316,11 @@ impl Parser<'_> {
                 c if c == q => {
                     let raw = self.text.get(start..j)?;
                     self.i = j + 1;
-                    return Some(if raw.contains('\\') { super::words::decode_ansi_c(raw) } else { raw.to_string() });
+                    return Some(if raw.contains('\\') {
+                        super::words::decode_ansi_c(raw)
+                    } else {
+                        raw.to_string()
+                    });
                 }
                 _ => j += 1,
             }
@@ -265,8 +334,14 @@ impl Parser<'_> {
 pub fn decode_base64(text: &str) -> Option<String> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let trimmed = compact.trim_end_matches('=');
-    let engines = [base64::engine::general_purpose::STANDARD_NO_PAD, base64::engine::general_purpose::URL_SAFE_NO_PAD];
-    engines.iter().find_map(|e| e.decode(trimmed).ok()).and_then(|bytes| String::from_utf8(bytes).ok())
+    let engines = [
+        base64::engine::general_purpose::STANDARD_NO_PAD,
+        base64::engine::general_purpose::URL_SAFE_NO_PAD,
+    ];
+    engines
+        .iter()
+        .find_map(|e| e.decode(trimmed).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
 }
 
 #[cfg(test)]
@@ -279,13 +354,22 @@ mod tests {
 
     #[test]
     fn finds_system_calls() {
-        assert_eq!(shell_snippets(r#"import os; os.system("rm -rf ~")"#), vec![Snippet::Script("rm -rf ~".into())]);
-        assert_eq!(shell_snippets("require('child_process').execSync('rm -rf /')"), vec![Snippet::Script("rm -rf /".into())]);
+        assert_eq!(
+            shell_snippets(r#"import os; os.system("rm -rf ~")"#),
+            vec![Snippet::Script("rm -rf ~".into())]
+        );
+        assert_eq!(
+            shell_snippets("require('child_process').execSync('rm -rf /')"),
+            vec![Snippet::Script("rm -rf /".into())]
+        );
         assert_eq!(
             shell_snippets("import subprocess; subprocess.run(['rm', '-rf', '/'])"),
             vec![argv(&[("rm", false), ("-rf", false), ("/", false)])]
         );
-        assert_eq!(shell_snippets("print `rm -rf /`"), vec![Snippet::Script("rm -rf /".into())]);
+        assert_eq!(
+            shell_snippets("print `rm -rf /`"),
+            vec![Snippet::Script("rm -rf /".into())]
+        );
         assert!(shell_snippets("print(1+1)").is_empty());
         assert!(shell_snippets("const m = /a/.exec(s)").is_empty());
     }
@@ -294,18 +378,26 @@ mod tests {
     fn commands_built_at_run_time_are_reported() {
         assert_eq!(
             shell_snippets("import os; os.system('r' + 'm -rf ' + os.environ['HOME'])"),
-            vec![Snippet::Dynamic("'r' + 'm -rf ' + os.environ['HOME']".into())]
+            vec![Snippet::Dynamic(
+                "'r' + 'm -rf ' + os.environ['HOME']".into()
+            )]
         );
         assert_eq!(
             shell_snippets(r#"system("rm", "-rf", Dir.home)"#),
             vec![argv(&[("rm", false), ("-rf", false), ("Dir.home", true)])]
         );
-        assert_eq!(shell_snippets(r#"system "rm", "-rf", $ENV{HOME}"#), vec![argv(&[("rm", false), ("-rf", false), ("$ENV{HOME}", true)])]);
+        assert_eq!(
+            shell_snippets(r#"system "rm", "-rf", $ENV{HOME}"#),
+            vec![argv(&[("rm", false), ("-rf", false), ("$ENV{HOME}", true)])]
+        );
     }
 
     #[test]
     fn sed_execution() {
-        assert_eq!(sed_commands("1e rm -rf ~"), vec![Snippet::Script("rm -rf ~".into())]);
+        assert_eq!(
+            sed_commands("1e rm -rf ~"),
+            vec![Snippet::Script("rm -rf ~".into())]
+        );
         assert_eq!(sed_commands("s/x/y/e").len(), 1);
         assert!(sed_commands("s/e/f/g").is_empty());
         assert!(sed_commands("1,20p").is_empty());
@@ -313,7 +405,10 @@ mod tests {
 
     #[test]
     fn vim_bang_commands() {
-        assert_eq!(shell_snippets(":!rm -rf ~"), vec![Snippet::Script("rm -rf ~".into())]);
+        assert_eq!(
+            shell_snippets(":!rm -rf ~"),
+            vec![Snippet::Script("rm -rf ~".into())]
+        );
     }
 
     #[test]

@@ -7,12 +7,23 @@
 //! normalized by the shell's own word rules. What cannot be known statically
 //! is reported in [`ShellAnalysis::opaque`]; the caller must never allow it.
 
+mod command;
+mod embedded;
+mod expand;
 mod fallback;
 mod inline;
+mod interpreters;
+mod privilege;
+mod redirect;
+mod remote;
+mod repeaters;
+mod scope;
+mod tracking;
 mod types;
 mod unwrap;
 mod walk;
 pub mod words;
+mod wrappers;
 
 pub use types::*;
 
@@ -42,7 +53,10 @@ pub(crate) fn parse(src: &str) -> Option<tree_sitter::Tree> {
     let src = if src.is_ascii() {
         src
     } else {
-        shadow = src.bytes().map(|b| if b.is_ascii() { b as char } else { 'a' }).collect::<String>();
+        shadow = src
+            .bytes()
+            .map(|b| if b.is_ascii() { b as char } else { 'a' })
+            .collect::<String>();
         shadow.as_str()
     };
     PARSER.with(|cell| {

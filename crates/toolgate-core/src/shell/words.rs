@@ -81,21 +81,22 @@ pub fn unescape_double(raw: &str) -> String {
 pub fn decode_ansi_c(body: &str) -> String {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
-    let take_digits = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
-        let mut v: u32 = 0;
-        let mut n = 0;
-        while n < max {
-            match chars.peek().and_then(|c| c.to_digit(radix)) {
-                Some(d) => {
-                    v = v * radix + d;
-                    chars.next();
-                    n += 1;
+    let take_digits =
+        |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
+            let mut v: u32 = 0;
+            let mut n = 0;
+            while n < max {
+                match chars.peek().and_then(|c| c.to_digit(radix)) {
+                    Some(d) => {
+                        v = v * radix + d;
+                        chars.next();
+                        n += 1;
+                    }
+                    None => break,
                 }
-                None => break,
             }
-        }
-        (v, n)
-    };
+            (v, n)
+        };
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
@@ -187,22 +188,23 @@ fn expand_rec(word: &str, depth: usize) -> Option<Vec<String>> {
     // Find the first `{` whose matching `}` encloses a top-level `,` or `..`.
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'{' && (i == 0 || bytes[i - 1] != b'$') {
-            if let Some((close, parts)) = split_brace(word, i) {
-                let prefix = &word[..i];
-                let suffix = &word[close + 1..];
-                let mut out = Vec::new();
-                for part in parts {
-                    let joined = format!("{prefix}{part}{suffix}");
-                    for w in expand_rec(&joined, depth + 1)? {
-                        out.push(w);
-                        if out.len() > MAX_BRACE_WORDS {
-                            return None;
-                        }
+        if bytes[i] == b'{'
+            && (i == 0 || bytes[i - 1] != b'$')
+            && let Some((close, parts)) = split_brace(word, i)
+        {
+            let prefix = &word[..i];
+            let suffix = &word[close + 1..];
+            let mut out = Vec::new();
+            for part in parts {
+                let joined = format!("{prefix}{part}{suffix}");
+                for w in expand_rec(&joined, depth + 1)? {
+                    out.push(w);
+                    if out.len() > MAX_BRACE_WORDS {
+                        return None;
                     }
                 }
-                return Some(out);
             }
+            return Some(out);
         }
         i += 1;
     }
@@ -264,7 +266,10 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
     if (hi - lo) as usize >= MAX_BRACE_WORDS {
         return None;
     }
-    let mut v: Vec<String> = (lo..=hi).filter_map(char::from_u32).map(String::from).collect();
+    let mut v: Vec<String> = (lo..=hi)
+        .filter_map(char::from_u32)
+        .map(String::from)
+        .collect();
     if ca > cb {
         v.reverse();
     }
@@ -299,8 +304,14 @@ mod tests {
 
     #[test]
     fn braces_expand() {
-        assert_eq!(brace_expand("/{etc,usr}"), Some(vec!["/etc".into(), "/usr".into()]));
-        assert_eq!(brace_expand("a{1..3}"), Some(vec!["a1".into(), "a2".into(), "a3".into()]));
+        assert_eq!(
+            brace_expand("/{etc,usr}"),
+            Some(vec!["/etc".into(), "/usr".into()])
+        );
+        assert_eq!(
+            brace_expand("a{1..3}"),
+            Some(vec!["a1".into(), "a2".into(), "a3".into()])
+        );
         assert_eq!(brace_expand("{a,{b,c}}x").map(|v| v.len()), Some(3));
         assert_eq!(brace_expand("${HOME}"), None);
         assert_eq!(brace_expand("{}"), None);

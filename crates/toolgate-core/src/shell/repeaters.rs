@@ -1,0 +1,263 @@
+//! Commands that run a command once per input item or over and over:
+//! `xargs`, `find -exec`, `fd --exec` and `watch`.
+
+use super::scope::Scope;
+use super::types::*;
+use super::unwrap::{join_script, skip_options};
+use super::walk::Analyzer;
+
+impl Analyzer<'_> {
+    pub(super) fn unwrap_xargs(
+        &mut self,
+        mut cmd: SimpleCommand,
+        args: Vec<Word>,
+        scope: &mut Scope,
+    ) {
+        const VALUE: &[&str] = &[
+            "-I",
+            "-n",
+            "-L",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--arg-file",
+            "--max-lines",
+            "--process-slot-var",
+            "--max-chars",
+            "--eof",
+        ];
+        let mut replace: Option<String> = None;
+        let mut from_file = false;
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].text.as_str();
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if !a.starts_with('-') {
+                break;
+            }
+            if a == "-I" {
+                replace = args.get(i + 1).map(|w| w.text.clone());
+            } else if let Some(r) = a.strip_prefix("-I") {
+                replace = Some(r.to_string());
+            } else if a == "-i" || a == "--replace" {
+                replace = Some("{}".into());
+            } else if let Some(r) = a.strip_prefix("--replace=") {
+                replace = Some(r.to_string());
+            } else if let Some(r) = a.strip_prefix("-i") {
+                replace = Some(r.to_string());
+            }
+            if a == "-a" || a.starts_with("--arg-file") {
+                from_file = true;
+            }
+            if VALUE.contains(&a) {
+                i += 1;
+            }
+            i += 1;
+        }
+        cmd.wrapper = true;
+        self.push(cmd);
+        let mut inner: Vec<Word> = if i < args.len() {
+            args[i..].to_vec()
+        } else {
+            vec![Word::lit("echo")]
+        };
+        let mut items: Vec<Word> = match (&scope.stdin_text, from_file) {
+            (Some(t), false) => t.split_whitespace().map(Word::lit).collect(),
+            _ => Vec::new(),
+        };
+        if items.is_empty() {
+            // No known input: the command is still judged, on unknown items.
+            items.push(Word {
+                text: "{xargs input}".into(),
+                dynamic: true,
+            });
+        }
+        match replace {
+            Some(r) if !r.is_empty() => {
+                for item in items.iter().take(16) {
+                    let argv: Vec<Word> = inner
+                        .iter()
+                        .map(|w| {
+                            if w.text.contains(&r) {
+                                Word {
+                                    text: w.text.replace(&r, &item.text),
+                                    dynamic: w.dynamic || item.dynamic,
+                                }
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect();
+                    self.inner_argv(argv, scope, "xargs", false, None);
+                }
+            }
+            _ => {
+                inner.extend(items);
+                self.inner_argv(inner, scope, "xargs", false, None);
+            }
+        }
+    }
+
+    pub(super) fn unwrap_find(&mut self, cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope) {
+        let mut i = 0;
+        while i < args.len()
+            && matches!(
+                args[i].text.as_str(),
+                "-H" | "-L" | "-P" | "-D" | "-O0" | "-O1" | "-O2" | "-O3"
+            )
+        {
+            i += if args[i].text == "-D" { 2 } else { 1 };
+        }
+        let mut roots: Vec<Word> = Vec::new();
+        while i < args.len() {
+            let t = args[i].text.as_str();
+            if t.starts_with('-') || t == "(" || t == "!" || t == "\\(" {
+                break;
+            }
+            roots.push(args[i].clone());
+            i += 1;
+        }
+        if roots.is_empty() {
+            roots.push(Word::lit("."));
+        }
+        let mut execs: Vec<(String, Vec<Word>)> = Vec::new();
+        while i < args.len() {
+            let t = args[i].text.as_str();
+            if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let kind = t.to_string();
+                let mut j = i + 1;
+                let mut inner = Vec::new();
+                while j < args.len() && args[j].text != ";" && args[j].text != "+" {
+                    inner.push(args[j].clone());
+                    j += 1;
+                }
+                execs.push((kind, inner));
+                i = j + 1;
+                continue;
+            }
+            i += 1;
+        }
+        let mut cmd = cmd;
+        cmd.wrapper = !execs.is_empty();
+        self.push(cmd);
+        // find prints paths at or under its roots (see `ls` in literal_output);
+        // with a name test, the matching names anywhere under them
+        let name_test = args
+            .windows(2)
+            .find(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
+            .map(|w| w[1].text.clone());
+        let listed = if roots.iter().any(|r| r.dynamic) {
+            None
+        } else {
+            let shown: Vec<String> = roots
+                .iter()
+                .map(|r| match &name_test {
+                    Some(p) => format!("{}/**/{p}", r.text.trim_end_matches('/')),
+                    None => r.text.clone(),
+                })
+                .collect();
+            Some(shown.join("\n"))
+        };
+        // What `{}` stands for: the root itself (find yields it first), unless
+        // a name test filters the results and the root is inside the
+        // workspace, where the filtered entries are what runs.
+        let name_filter = args
+            .windows(2)
+            .find(|w| {
+                matches!(w[0].text.as_str(), "-name" | "-iname")
+                    && !matches!(w[1].text.as_str(), "*" | ".*" | "*.*")
+            })
+            .map(|w| w[1].text.clone());
+        for (kind, inner) in execs {
+            for root in roots.iter().take(8) {
+                let stand_in = match (&name_filter, root.dynamic) {
+                    (Some(pattern), false) => {
+                        let abs = self.resolve_word(root.clone(), scope);
+                        if !abs.dynamic && self.env.in_workspace(&abs.text) {
+                            Word::lit(format!("{}/{}", abs.text.trim_end_matches('/'), pattern))
+                        } else {
+                            root.clone()
+                        }
+                    }
+                    _ => root.clone(),
+                };
+                let argv: Vec<Word> = inner
+                    .iter()
+                    .map(|w| {
+                        if w.text.contains("{}") {
+                            Word {
+                                text: w.text.replace("{}", &stand_in.text),
+                                dynamic: w.dynamic || stand_in.dynamic,
+                            }
+                        } else {
+                            w.clone()
+                        }
+                    })
+                    .collect();
+                self.inner_argv(argv, scope, &format!("find {kind}"), false, None);
+            }
+        }
+        self.last_output = listed;
+    }
+
+    pub(super) fn unwrap_fd(&mut self, mut cmd: SimpleCommand, args: Vec<Word>, scope: &mut Scope) {
+        let Some(i) = args
+            .iter()
+            .position(|w| matches!(w.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
+        else {
+            self.push(cmd);
+            return;
+        };
+        cmd.wrapper = true;
+        self.push(cmd);
+        let mut inner: Vec<Word> = args[i + 1..]
+            .iter()
+            .take_while(|w| w.text != ";")
+            .cloned()
+            .collect();
+        for w in &mut inner {
+            if w.text.contains('{') {
+                w.dynamic = true;
+            }
+        }
+        if !inner.iter().any(|w| w.dynamic) {
+            inner.push(Word {
+                text: "{fd results}".into(),
+                dynamic: true,
+            });
+        }
+        self.inner_argv(inner, scope, "fd --exec", false, None);
+    }
+
+    pub(super) fn unwrap_watch(
+        &mut self,
+        mut cmd: SimpleCommand,
+        args: Vec<Word>,
+        scope: &mut Scope,
+    ) {
+        let exec_mode = args.iter().any(|w| w.text == "-x" || w.text == "--exec");
+        let start = skip_options(
+            &args,
+            &["-n", "--interval", "-q", "--equexit", "--differences"],
+        );
+        cmd.wrapper = start < args.len();
+        self.push(cmd);
+        if start >= args.len() {
+            return;
+        }
+        if exec_mode {
+            self.inner_argv(args[start..].to_vec(), scope, "watch", false, None);
+        } else {
+            let joined = join_script(&args[start..]);
+            self.script_word(&joined, scope, "watch");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! What the shell knows at one point of the script: the working directory,
+//! variables, aliases, what feeds stdin, and what earlier commands
+//! downloaded, cloned or wrote.
+
+use super::types::*;
+use super::walk::Analyzer;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What the shell knows at one point of the script.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    /// Working directory; `None` after a `cd` to an unknown place.
+    pub cwd: Option<String>,
+    /// What commands change for the rest of the script; shared until changed.
+    pub state: Rc<ShellState>,
+    pub via: Vec<Via>,
+    pub privileged: bool,
+    pub remote: Option<String>,
+    /// Programs feeding stdin.
+    pub stdin_from: Vec<String>,
+    /// The literal text on stdin, when known (here-doc, here-string, `echo … |`).
+    pub stdin_text: Option<String>,
+    pub redirects: Vec<Redirect>,
+}
+
+/// The parts of the shell's state that commands change for the commands
+/// after them: variables, aliases, and what was downloaded, cloned or written.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ShellState {
+    /// Variables with a known literal value (`Some`) or an unknown one (`None`).
+    pub vars: HashMap<String, Option<String>>,
+    pub aliases: HashMap<String, String>,
+    /// Files written by a network download earlier in the script.
+    pub downloaded: Vec<String>,
+    /// Directories a `git clone` earlier in the script created.
+    pub cloned: Vec<String>,
+    /// Files written earlier in the script with known content
+    /// (`cat > run.sh <<EOF … EOF`), so running them can be judged.
+    pub written: Vec<(String, String)>,
+}
+
+impl Scope {
+    /// Takes over what a command run in this same shell changed (`cd`,
+    /// assignments, aliases, files written): used after redirected
+    /// statements and simple commands, which run in the current shell.
+    pub fn absorb(&mut self, other: &Scope) {
+        self.cwd = other.cwd.clone();
+        self.state = other.state.clone();
+    }
+
+    /// The state, for a change (copied first if shared).
+    pub fn state_mut(&mut self) -> &mut ShellState {
+        Rc::make_mut(&mut self.state)
+    }
+
+    /// The content written to `path` earlier in the script, if known.
+    pub fn written_content(&self, path: &str) -> Option<&str> {
+        self.state
+            .written
+            .iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, c)| c.as_str())
+    }
+}
+
+impl Analyzer<'_> {
+    /// Resolves a redirect target or path word against the scope's cwd.
+    pub fn resolve_word(&self, w: Word, scope: &Scope) -> Word {
+        if w.dynamic {
+            return w;
+        }
+        let t = w.text.as_str();
+        let absolute = t.starts_with('/')
+            || t.starts_with('~')
+            || t.starts_with("$HOME")
+            || t.starts_with("${HOME}");
+        match (&scope.cwd, absolute) {
+            (_, true) => Word::lit(self.env.resolve(t)),
+            (Some(cwd), false) => Word::lit(self.env.resolve_from(cwd, t)),
+            (None, false) => Word {
+                text: t.to_string(),
+                dynamic: true,
+            },
+        }
+    }
+}

@@ -198,10 +198,12 @@ impl Engine {
                 self.finish(n, verdicts, Some(c.verdict), class, score, layer, reason)
             }
             other => {
-                let reason = other
-                    .map(|c| c.reason)
-                    .unwrap_or_else(|| "nothing risky found".to_string());
-                self.finish(n, verdicts, None, class, score, Layer::Risk, reason)
+                // An allow names the layer that allowed it (an allow rule is
+                // the policy layer); with nothing found, the risk layer.
+                let (layer, reason) = other
+                    .map(|c| (c.layer, c.reason))
+                    .unwrap_or_else(|| (Layer::Risk, "nothing risky found".to_string()));
+                self.finish(n, verdicts, None, class, score, layer, reason)
             }
         }
     }
@@ -258,8 +260,13 @@ impl Engine {
         let analysis = shell::analyze(command, env);
         let mut concerns = Vec::new();
         let mut class = RiskClass::R0;
-        let compound = analysis.commands.iter().filter(|c| !c.wrapper).count() > 1
-            || analysis.commands.iter().any(|c| !c.via.is_empty());
+        // Several commands at the top level (`ls && rm …`): say which one.
+        let compound = analysis
+            .commands
+            .iter()
+            .filter(|c| c.via.is_empty())
+            .count()
+            > 1;
 
         for cmd in &analysis.commands {
             let shown = describe(cmd, compound);

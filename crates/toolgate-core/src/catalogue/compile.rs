@@ -161,7 +161,7 @@ impl Catalogue {
     pub fn from_packs(packs: &[(&str, &str)]) -> Result<Catalogue, CatalogueError> {
         let mut cat = Catalogue::default();
         let mut files = Vec::new();
-        let mut raw_sets: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        let mut raw_sets: Vec<(String, Vec<String>, Vec<String>, bool)> = Vec::new();
         for (name, text) in packs {
             let err = |message: String| CatalogueError {
                 pack: (*name).to_string(),
@@ -169,11 +169,15 @@ impl Catalogue {
             };
             let file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
             for (set, spec) in &file.sets {
-                let (patterns, probes) = match spec {
-                    SetSpec::Patterns(p) => (p.clone(), Vec::new()),
-                    SetSpec::Full { patterns, probes } => (patterns.clone(), probes.clone()),
+                let (patterns, probes, outside) = match spec {
+                    SetSpec::Patterns(p) => (p.clone(), Vec::new(), false),
+                    SetSpec::Full {
+                        patterns,
+                        probes,
+                        outside_workspace,
+                    } => (patterns.clone(), probes.clone(), *outside_workspace),
                 };
-                raw_sets.push((set.clone(), patterns, probes));
+                raw_sets.push((set.clone(), patterns, probes, outside));
             }
             for (prog, opts) in &file.options {
                 cat.options
@@ -186,19 +190,23 @@ impl Catalogue {
             files.push((name.to_string(), file));
         }
         raw_sets.sort_by(|a, b| a.0.cmp(&b.0));
-        for (set, patterns, probes) in &raw_sets {
+        for (set, patterns, probes, outside) in &raw_sets {
             let mut compiled =
                 PathSet::new(patterns, probes.clone()).map_err(|e| CatalogueError {
                     pack: "sets".into(),
                     message: format!("set {set}: {e}"),
                 })?;
-            if let Some((_, ex, _)) = raw_sets.iter().find(|(n, _, _)| n == &format!("not_{set}")) {
+            if let Some((_, ex, _, _)) = raw_sets
+                .iter()
+                .find(|(n, _, _, _)| n == &format!("not_{set}"))
+            {
                 let exclude = PathSet::new(ex, Vec::new()).map_err(|e| CatalogueError {
                     pack: "sets".into(),
                     message: format!("set not_{set}: {e}"),
                 })?;
                 compiled.set_exclude(exclude);
             }
+            compiled.set_outside_workspace_only(*outside);
             cat.set_names.push(set.clone());
             cat.sets.push(compiled);
         }

@@ -78,6 +78,10 @@ pub enum SetSpec {
         /// File names tried inside a glob argument's directory.
         #[serde(default)]
         probes: Vec<String>,
+        /// Members count only outside the workspace (a project that lives
+        /// under `/srv` or `/opt` is not a system tree to its own agent).
+        #[serde(default)]
+        outside_workspace: bool,
     },
 }
 

@@ -25,6 +25,8 @@ pub struct PathSet {
     probes: Vec<String>,
     /// Exceptions (the set `not_<name>`).
     exclude: Option<Box<PathSet>>,
+    /// Members count only outside the workspace.
+    outside_workspace_only: bool,
 }
 
 /// `/home/dev/x` → `/~/x` when home is `/home/dev`.
@@ -89,6 +91,7 @@ impl PathSet {
             literal_dirs,
             probes,
             exclude: None,
+            outside_workspace_only: false,
         })
     }
 
@@ -97,9 +100,17 @@ impl PathSet {
         self.exclude = Some(Box::new(exclude));
     }
 
+    /// Makes members count only outside the workspace.
+    pub fn set_outside_workspace_only(&mut self, on: bool) {
+        self.outside_workspace_only = on;
+    }
+
     /// True when the concrete absolute path is in the set (and not excepted).
     pub fn contains(&self, abs: &str, env: &Env) -> bool {
         if self.exclude.as_ref().is_some_and(|x| x.contains(abs, env)) {
+            return false;
+        }
+        if self.outside_workspace_only && env.in_workspace(abs) {
             return false;
         }
         if self.abs.is_match(abs) || self.dirs.iter().any(|d| d == abs) {

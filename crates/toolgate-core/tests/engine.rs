@@ -1,0 +1,197 @@
+//! Decision semantics of DESIGN.md §3–4, through the public engine API.
+
+use serde_json::json;
+use toolgate_core::engine::Engine;
+use toolgate_core::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::paths::Env;
+use toolgate_core::policy::Policy;
+
+fn engine(policy: &str) -> Engine {
+    Engine::new(Policy::from_toml_str(policy, "test.toml").expect("policy parses"))
+}
+
+fn call(v: serde_json::Value) -> ToolCall {
+    serde_json::from_value(v).expect("a ToolCall")
+}
+
+fn decide(e: &Engine, env: &Env, v: serde_json::Value) -> Decision {
+    e.decide(&call(v), env).decision
+}
+
+fn env() -> Env {
+    Env::new("/home/dev", "/home/dev/proj")
+}
+
+#[test]
+fn a_workspace_inside_a_system_tree_is_still_the_agents_own() {
+    let e = engine("");
+    let srv = Env::new("/home/dev", "/srv/app");
+    let d = decide(
+        &e,
+        &srv,
+        json!({"tool": "Write", "params": {"file_path": "src/main.rs", "content": "x"}}),
+    );
+    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+    let d = decide(
+        &e,
+        &srv,
+        json!({"tool": "exec", "params": {"command": "rm -rf build && sed -i s/a/b/ config.ini"}}),
+    );
+    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+    let d = decide(
+        &e,
+        &srv,
+        json!({"tool": "Write", "params": {"file_path": "/srv/other/x", "content": "x"}}),
+    );
+    assert_ne!(d.decision, Verdict::Allow);
+}
+
+#[test]
+fn an_allow_rule_lifts_an_escalation_but_never_a_block_or_r4() {
+    let e = engine("[rules]\nallow = [\"exec(git push:*)\", \"exec(rm:*)\"]\n");
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "git push origin main"}}),
+    );
+    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+    assert_eq!(d.layer, Layer::Policy);
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "git push --force origin main"}}),
+    );
+    assert_eq!(d.decision, Verdict::Escalate, "R4 stays: {}", d.reason);
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "rm -rf /"}}),
+    );
+    assert_eq!(d.decision, Verdict::Block);
+}
+
+#[test]
+fn deny_wins_over_ask_and_allow_in_any_part_of_a_compound_command() {
+    let e = engine(
+        "[rules]\ndeny = [\"exec(curl:*)\"]\nask = [\"exec(ls:*)\"]\nallow = [\"exec(ls:*)\", \"exec(curl:*)\"]\n",
+    );
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "ls && echo $(curl -s https://x.example)"}}),
+    );
+    assert_eq!(d.decision, Verdict::Block, "{}", d.reason);
+    assert!(d.reason.contains("curl"), "{}", d.reason);
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "ls -la"}}),
+    );
+    assert_eq!(d.decision, Verdict::Escalate);
+}
+
+#[test]
+fn never_block_exempts_and_always_ask_holds() {
+    let e = engine("[rules]\nnever_block = [\"memory_search\"]\nalways_ask = [\"web_fetch\"]\n");
+    assert_eq!(
+        decide(&e, &env(), json!({"tool": "memory_search", "params": {}})).decision,
+        Verdict::Allow
+    );
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "WebFetch", "params": {"url": "https://docs.rs", "prompt": "x"}}),
+    );
+    assert_eq!(d.decision, Verdict::Escalate);
+}
+
+#[test]
+fn the_openclaw_bridge_is_judged_as_the_call_it_wraps() {
+    let e = engine("");
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "tool_call", "params": {"id": "exec", "args": {"command": "rm -rf ~"}}}),
+    );
+    assert_eq!(d.decision, Verdict::Block);
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "tool_call", "params": {"id": "read", "args": {"path": "README.md"}}}),
+    );
+    assert_eq!(d.decision, Verdict::Allow);
+}
+
+#[test]
+fn the_score_is_clarity_times_stakes_and_the_threshold_escalates() {
+    let low = engine("[risk]\nescalation_threshold = 10\n");
+    let d = decide(
+        &low,
+        &env(),
+        json!({"tool": "browser", "params": {"action": "navigate", "url": "https://example.com"}}),
+    );
+    assert_eq!(d.risk, RiskClass::R2);
+    assert!(d.score >= 10, "{}", d.score);
+    assert_eq!(d.decision, Verdict::Escalate);
+    assert_eq!(d.layer, Layer::Risk);
+    let default = engine("");
+    assert_eq!(
+        decide(
+            &default,
+            &env(),
+            json!({"tool": "browser", "params": {"action": "navigate"}})
+        )
+        .decision,
+        Verdict::Allow
+    );
+    let d = decide(
+        &default,
+        &env(),
+        json!({"tool": "gateway", "params": {"action": "config.apply", "raw": "{}"}}),
+    );
+    assert_eq!(
+        (d.decision, d.risk, d.score),
+        (Verdict::Escalate, RiskClass::R3, 42)
+    );
+}
+
+#[test]
+fn protocol_lines_follow_seed_000_under_toolgates_prefix() {
+    let e = engine("");
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "mkfs.ext4 /dev/sda1"}}),
+    );
+    assert!(
+        d.block_reason
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("TOOLGATE_BLOCK|")
+    );
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "message", "params": {"action": "send", "message": "a|b"}}),
+    );
+    let line = d.block_reason.unwrap_or_default();
+    assert_eq!(line.split('|').count(), 3, "{line}");
+    assert!(line.starts_with("TOOLGATE_ESCALATE|"));
+}
+
+#[test]
+fn the_call_cwd_moves_relative_paths_and_the_workspace() {
+    let e = engine("");
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "rm -rf *"}, "cwd": "/"}),
+    );
+    assert_eq!(d.decision, Verdict::Block, "{}", d.reason);
+    let d = decide(
+        &e,
+        &env(),
+        json!({"tool": "exec", "params": {"command": "rm -rf build", "workdir": "/home/dev/proj/web"}}),
+    );
+    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+}

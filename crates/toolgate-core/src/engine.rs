@@ -7,7 +7,7 @@ use crate::catalogue::{Catalogue, Finding};
 use crate::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
 use crate::normalize::{Access, NormalizedCall, ToolKind, normalize};
 use crate::paths::Env;
-use crate::policy::{Policy, RuleList};
+use crate::policy::{Policy, Rule, RuleList};
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
 /// One layer's verdict on a call, kept for the audit trail.
@@ -276,35 +276,8 @@ impl Engine {
                     cmd_concern = Some(c);
                 }
             };
-            if let Some(rule) = self
-                .policy
-                .rules(RuleList::Deny)
-                .iter()
-                .find(|r| r.matches_exec_broad(cmd, env))
-            {
-                raise(Concern {
-                    verdict: Verdict::Block,
-                    class: RiskClass::R4,
-                    layer: Layer::Policy,
-                    reason: format!("{shown} matches the deny rule {}", rule.text()),
-                    rule: Some(rule.text().to_string()),
-                });
-            }
-            for list in [RuleList::Ask, RuleList::AlwaysAsk] {
-                if let Some(rule) = self
-                    .policy
-                    .rules(list)
-                    .iter()
-                    .find(|r| r.matches_exec_broad(cmd, env))
-                {
-                    raise(Concern {
-                        verdict: Verdict::Escalate,
-                        class: RiskClass::R3,
-                        layer: Layer::Policy,
-                        reason: format!("{shown} matches the ask rule {}", rule.text()),
-                        rule: Some(rule.text().to_string()),
-                    });
-                }
+            for c in self.rule_concerns(&shown, |r| r.matches_exec_broad(cmd, env)) {
+                raise(c);
             }
             let findings = self.catalogue.match_command(cmd, env);
             let worst: Option<&Finding> = findings.first();
@@ -315,34 +288,7 @@ impl Engine {
             });
             class = class.max(cmd_class);
             if let Some(f) = worst {
-                let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
-                    .then(|| {
-                        self.policy
-                            .rules(RuleList::Allow)
-                            .iter()
-                            .find(|r| r.matches_exec_strict(cmd))
-                    })
-                    .flatten();
-                match allowed_by {
-                    Some(rule) => raise(Concern {
-                        verdict: Verdict::Allow,
-                        class: f.class,
-                        layer: Layer::Policy,
-                        reason: format!(
-                            "{shown} {} but the allow rule {} permits it",
-                            f.reason,
-                            rule.text()
-                        ),
-                        rule: Some(rule.text().to_string()),
-                    }),
-                    None => raise(Concern {
-                        verdict: f.verdict,
-                        class: f.class,
-                        layer: Layer::Exec,
-                        reason: format!("{shown} {}", f.reason),
-                        rule: Some(f.rule.clone()),
-                    }),
-                }
+                raise(self.finding_concern(&shown, f, Layer::Exec, |r| r.matches_exec_strict(cmd)));
             }
             if let Some(c) = cmd_concern {
                 concerns.push(c);
@@ -371,36 +317,7 @@ impl Engine {
     fn judge_tool(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
         let mut concerns = Vec::new();
         let name = &n.tool;
-        if let Some(rule) = self
-            .policy
-            .rules(RuleList::Deny)
-            .iter()
-            .find(|r| r.matches(n, env, false))
-        {
-            concerns.push(Concern {
-                verdict: Verdict::Block,
-                class: RiskClass::R4,
-                layer: Layer::Policy,
-                reason: format!("{name} matches the deny rule {}", rule.text()),
-                rule: Some(rule.text().to_string()),
-            });
-        }
-        for list in [RuleList::Ask, RuleList::AlwaysAsk] {
-            if let Some(rule) = self
-                .policy
-                .rules(list)
-                .iter()
-                .find(|r| r.matches(n, env, false))
-            {
-                concerns.push(Concern {
-                    verdict: Verdict::Escalate,
-                    class: RiskClass::R3,
-                    layer: Layer::Policy,
-                    reason: format!("{name} matches the ask rule {}", rule.text()),
-                    rule: Some(rule.text().to_string()),
-                });
-            }
-        }
+        concerns.extend(self.rule_concerns(name, |r| r.matches(n, env, false)));
         let mut findings: Vec<Finding> = Vec::new();
         for p in &n.paths {
             if let Some(f) = self.catalogue.match_path(p.access, &p.path, env) {
@@ -428,34 +345,7 @@ impl Engine {
             .unwrap_or(default_class)
             .max(default_class);
         if let Some(f) = findings.first() {
-            let allowed_by = (f.verdict == Verdict::Escalate && f.class <= RiskClass::R3)
-                .then(|| {
-                    self.policy
-                        .rules(RuleList::Allow)
-                        .iter()
-                        .find(|r| r.matches(n, env, true))
-                })
-                .flatten();
-            concerns.push(match allowed_by {
-                Some(rule) => Concern {
-                    verdict: Verdict::Allow,
-                    class: f.class,
-                    layer: Layer::Policy,
-                    reason: format!(
-                        "{name} {} but the allow rule {} permits it",
-                        f.reason,
-                        rule.text()
-                    ),
-                    rule: Some(rule.text().to_string()),
-                },
-                None => Concern {
-                    verdict: f.verdict,
-                    class: f.class,
-                    layer: Layer::Risk,
-                    reason: format!("{name} {}", f.reason),
-                    rule: Some(f.rule.clone()),
-                },
-            });
+            concerns.push(self.finding_concern(name, f, Layer::Risk, |r| r.matches(n, env, true)));
         }
         if n.kind == ToolKind::Write && n.paths.is_empty() {
             concerns.push(Concern {
@@ -479,6 +369,73 @@ impl Engine {
             }),
             clarity,
         )
+    }
+
+    /// The deny and ask rules that match, as concerns about `subject`.
+    fn rule_concerns(&self, subject: &str, matches: impl Fn(&Rule) -> bool) -> Vec<Concern> {
+        let mut out = Vec::new();
+        let lists = [
+            (RuleList::Deny, Verdict::Block, RiskClass::R4, "deny"),
+            (RuleList::Ask, Verdict::Escalate, RiskClass::R3, "ask"),
+            (
+                RuleList::AlwaysAsk,
+                Verdict::Escalate,
+                RiskClass::R3,
+                "always_ask",
+            ),
+        ];
+        for (list, verdict, class, name) in lists {
+            if let Some(rule) = self.policy.rules(list).iter().find(|r| matches(r)) {
+                out.push(Concern {
+                    verdict,
+                    class,
+                    layer: Layer::Policy,
+                    reason: format!("{subject} matches the {name} rule {}", rule.text()),
+                    rule: Some(rule.text().to_string()),
+                });
+            }
+        }
+        out
+    }
+
+    /// What a catalogue finding becomes: an R2/R3 escalation is lifted when an
+    /// allow rule matches (strictly); R4 and blocks never are.
+    fn finding_concern(
+        &self,
+        subject: &str,
+        f: &Finding,
+        layer: Layer,
+        allowed: impl Fn(&Rule) -> bool,
+    ) -> Concern {
+        let liftable = f.verdict == Verdict::Escalate && f.class <= RiskClass::R3;
+        match liftable
+            .then(|| {
+                self.policy
+                    .rules(RuleList::Allow)
+                    .iter()
+                    .find(|r| allowed(r))
+            })
+            .flatten()
+        {
+            Some(rule) => Concern {
+                verdict: Verdict::Allow,
+                class: f.class,
+                layer: Layer::Policy,
+                reason: format!(
+                    "{subject} {} but the allow rule {} permits it",
+                    f.reason,
+                    rule.text()
+                ),
+                rule: Some(rule.text().to_string()),
+            },
+            None => Concern {
+                verdict: f.verdict,
+                class: f.class,
+                layer,
+                reason: format!("{subject} {}", f.reason),
+                rule: Some(f.rule.clone()),
+            },
+        }
     }
 
     /// Runs the policy's `[[test]]` cases in `env`; returns the failures.

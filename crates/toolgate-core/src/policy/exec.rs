@@ -556,72 +556,9 @@ fn is_suffix_path(path: &str, rel: &str) -> bool {
         && path.as_bytes()[path.len() - rel.len() - 1] == b'/'
 }
 
-/// Shell pathname matching, segment by segment: `*` and `?` never cross `/`,
-/// and a bracket class `[…]` stands for any one character (over-matching is
-/// safe on the deny side this serves).
+/// Shell pathname matching: `*` and `?` never cross `/`, `[…]` is a class.
 fn wild_match(pat: &str, text: &str) -> bool {
-    let mut ps = pat.split('/');
-    let mut ts = text.split('/');
-    loop {
-        match (ps.next(), ts.next()) {
-            (None, None) => return true,
-            (Some(p), Some(t)) if segment_match(p, t) => {}
-            _ => return false,
-        }
-    }
-}
-
-fn segment_match(pat: &str, text: &str) -> bool {
-    let p: Vec<char> = pat.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() {
-            match p[pi] {
-                '*' => {
-                    star = Some((pi, ti));
-                    pi += 1;
-                    continue;
-                }
-                '?' => {
-                    pi += 1;
-                    ti += 1;
-                    continue;
-                }
-                '[' => {
-                    if let Some(close) = p[pi + 1..].iter().skip(1).position(|&c| c == ']') {
-                        pi += close + 3;
-                        ti += 1;
-                        continue;
-                    }
-                    if t[ti] == '[' {
-                        pi += 1;
-                        ti += 1;
-                        continue;
-                    }
-                }
-                c if c == t[ti] => {
-                    pi += 1;
-                    ti += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        match star {
-            Some((sp, st)) => {
-                pi = sp + 1;
-                ti = st + 1;
-                star = Some((sp, st + 1));
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
+    crate::catalogue::sets::wildcard_match(pat, text)
 }
 
 #[cfg(test)]

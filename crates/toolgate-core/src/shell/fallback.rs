@@ -101,7 +101,7 @@ fn segments(src: &str) -> Vec<String> {
 }
 
 /// Shell-like word splitting with quote removal (no expansions).
-fn segment_words(seg: &str) -> Vec<String> {
+pub(super) fn segment_words(seg: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut any = false;

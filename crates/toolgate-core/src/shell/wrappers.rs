@@ -413,38 +413,8 @@ fn is_assignment(text: &str) -> bool {
 
 /// Splits `env -S` text into words (quotes respected, as env does).
 fn split_words(text: &str) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut any = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                any = true;
-            }
-            (Some(q), c) if c == q => quote = None,
-            (None, c) if c.is_whitespace() => {
-                if any {
-                    out.push(Word::lit(std::mem::take(&mut cur)));
-                    any = false;
-                }
-            }
-            (q, '\\') if q != Some('\'') => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                    any = true;
-                }
-            }
-            (_, c) => {
-                cur.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        out.push(Word::lit(cur));
-    }
-    out
+    super::fallback::segment_words(text)
+        .into_iter()
+        .map(Word::lit)
+        .collect()
 }

@@ -57,6 +57,19 @@ pub(super) struct Common {
     pub reason: String,
 }
 
+impl Common {
+    /// The finding this rule reports, with `{placeholder}` in its reason
+    /// filled in.
+    pub fn finding(&self, placeholder: &str, value: &str) -> super::Finding {
+        super::Finding {
+            rule: self.id.clone(),
+            class: self.class,
+            verdict: self.verdict,
+            reason: self.reason.replace(placeholder, value),
+        }
+    }
+}
+
 /// Which operands a rule's path test looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum OperandScope {

@@ -269,21 +269,15 @@ impl Catalogue {
             });
             detail = Some(found?.target.text.clone());
         }
-        let mut verdict = rule.common.verdict;
-        if via_dynamic && verdict == Verdict::Block {
-            verdict = Verdict::Escalate;
-        }
-        let reason = rule
+        let mut finding = rule
             .common
-            .reason
-            .replace("{path}", detail.as_deref().unwrap_or("its target"))
-            .replace("{program}", &cmd.program);
-        Some(Finding {
-            rule: rule.common.id.clone(),
-            class: rule.common.class,
-            verdict,
-            reason,
-        })
+            .finding("{path}", detail.as_deref().unwrap_or("its target"));
+        finding.reason = finding.reason.replace("{program}", &cmd.program);
+        if via_dynamic && finding.verdict == Verdict::Block {
+            // only a value unknown statically made it catastrophic
+            finding.verdict = Verdict::Escalate;
+        }
+        Some(finding)
     }
 
     /// The first path word in one of the rule's sets: (hit, detail, matched

@@ -139,12 +139,7 @@ impl Catalogue {
             .filter(|r| {
                 r.access.contains(&access) && r.paths.iter().any(|s| self.set_matches(s, abs, env))
             })
-            .map(|r| Finding {
-                rule: r.common.id.clone(),
-                class: r.common.class,
-                verdict: r.common.verdict,
-                reason: r.common.reason.replace("{path}", abs),
-            })
+            .map(|r| r.common.finding("{path}", abs))
             .max_by_key(Finding::severity)
     }
 
@@ -163,15 +158,7 @@ impl Catalogue {
                     .map(|s| (s, r))
             })
             .max_by_key(|(s, r)| (*s, r.common.verdict, r.common.class))
-            .map(|(_, r)| Finding {
-                rule: r.common.id.clone(),
-                class: r.common.class,
-                verdict: r.common.verdict,
-                reason: r
-                    .common
-                    .reason
-                    .replace("{action}", action.unwrap_or("no action")),
-            })
+            .map(|(_, r)| r.common.finding("{action}", action.unwrap_or("no action")))
     }
 
     /// The most severe finding for fetching or opening `url`.
@@ -188,12 +175,7 @@ impl Catalogue {
                         .any(|host| h == host || wildcard_match(h, host)),
                 })
             })
-            .map(|r| Finding {
-                rule: r.common.id.clone(),
-                class: r.common.class,
-                verdict: r.common.verdict,
-                reason: r.common.reason.replace("{url}", url),
-            })
+            .map(|r| r.common.finding("{url}", url))
             .max_by_key(Finding::severity)
     }
 }

@@ -10,13 +10,30 @@ fn plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b" \t-_./:,+@%".contains(&b)
 }
 
-/// For text without any shell syntax (no quotes, expansions, operators,
-/// globs, `~` or `=`), the words are exactly the whitespace-separated fields.
+/// For text without shell syntax, the words are known without parsing:
+/// outside quotes only plain bytes (no operators, expansions, globs, `~`,
+/// `=`, backslashes); inside single or double quotes anything but `$`,
+/// backticks, backslashes, `!` and newlines, so quote removal is all there
+/// is (`git commit -m 'fix: parser'`). Anything else goes to the parser.
 pub fn plain_words(src: &str) -> Option<Vec<Word>> {
-    if !src.bytes().all(plain_byte) {
+    if src.bytes().all(plain_byte) {
+        return Some(src.split_whitespace().map(Word::lit).collect());
+    }
+    let mut quote: Option<u8> = None;
+    for b in src.bytes() {
+        match quote {
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if plain_byte(b) => {}
+            None => return None,
+            Some(q) if b == q => quote = None,
+            Some(_) if matches!(b, b'$' | b'`' | b'\\' | b'!' | b'\n') => return None,
+            Some(_) => {}
+        }
+    }
+    if quote.is_some() {
         return None;
     }
-    Some(src.split_whitespace().map(Word::lit).collect())
+    Some(segment_words(src).into_iter().map(Word::lit).collect())
 }
 
 /// Shell keywords that may start a segment in the lexical scan.
@@ -149,6 +166,17 @@ mod tests {
         assert!(plain_words("rm -rf ~").is_none());
         assert!(plain_words("FOO=1 rm").is_none());
         assert!(plain_words("echo $HOME").is_none());
+        let w = plain_words("git commit -m 'fix: rm -rf bug' --author \"A B\"").unwrap();
+        let texts: Vec<&str> = w.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec!["git", "commit", "-m", "fix: rm -rf bug", "--author", "A B"]
+        );
+        assert_eq!(plain_words("r''m -rf /").unwrap()[0].text, "rm");
+        assert!(plain_words("echo \"$HOME\"").is_none());
+        assert!(plain_words("echo 'a\\b'").is_none());
+        assert!(plain_words("echo 'unterminated").is_none());
+        assert!(plain_words("echo 'a' && rm").is_none());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Turning pack files into compiled rules.
 
-use super::model::{ExecRuleSpec, PackFile, SetSpec};
+use super::model::{ExecRuleSpec, PackFile, RuleHeader, SetSpec};
 use super::sets::PathSet;
 use super::{Catalogue, CatalogueError};
 use crate::model::{RiskClass, Verdict};
@@ -55,6 +55,9 @@ pub(super) struct Common {
     pub class: RiskClass,
     pub verdict: Verdict,
     pub reason: String,
+    /// Calls the rule must match, and calls it must not (checked as tests).
+    pub examples: Vec<String>,
+    pub counter_examples: Vec<String>,
 }
 
 impl Common {
@@ -118,8 +121,6 @@ pub(super) struct ExecRule {
     pub via_all: Vec<String>,
     pub recursive_function: bool,
     pub no_operands: bool,
-    pub examples: Vec<String>,
-    pub counter_examples: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -127,8 +128,6 @@ pub(super) struct PathRule {
     pub common: Common,
     pub access: Vec<Access>,
     pub paths: Vec<SetRef>,
-    pub examples: Vec<String>,
-    pub counter_examples: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -136,16 +135,12 @@ pub(super) struct ActionRule {
     pub common: Common,
     pub tools: Vec<String>,
     pub actions: Vec<String>,
-    pub examples: Vec<String>,
-    pub counter_examples: Vec<String>,
 }
 
 #[derive(Debug)]
 pub(super) struct UrlRule {
     pub common: Common,
     pub hosts: Vec<String>,
-    pub examples: Vec<String>,
-    pub counter_examples: Vec<String>,
 }
 
 impl ExecRule {
@@ -198,8 +193,6 @@ impl Catalogue {
                     .or_default()
                     .extend(opts.iter().cloned());
             }
-            cat.packs
-                .push((file.pack.name.clone(), file.pack.description.clone()));
             files.push((name.to_string(), file));
         }
         raw_sets.sort_by(|a, b| a.0.cmp(&b.0));
@@ -241,14 +234,7 @@ impl Catalogue {
                 cat.exec.push(rule);
             }
             for spec in file.path_rule {
-                let common = common(
-                    &pack,
-                    &spec.id,
-                    &spec.class,
-                    spec.verdict.as_deref(),
-                    &spec.reason,
-                )
-                .map_err(&err)?;
+                let common = common(&pack, &spec).map_err(&err)?;
                 let access = spec
                     .access
                     .iter()
@@ -269,41 +255,21 @@ impl Catalogue {
                     common,
                     access,
                     paths,
-                    examples: spec.examples,
-                    counter_examples: spec.counter_examples,
                 });
             }
             for spec in file.action_rule {
-                let common = common(
-                    &pack,
-                    &spec.id,
-                    &spec.class,
-                    spec.verdict.as_deref(),
-                    &spec.reason,
-                )
-                .map_err(&err)?;
+                let common = common(&pack, &spec).map_err(&err)?;
                 cat.actions.push(ActionRule {
                     common,
                     tools: spec.tools,
                     actions: spec.actions,
-                    examples: spec.examples,
-                    counter_examples: spec.counter_examples,
                 });
             }
             for spec in file.url_rule {
-                let common = common(
-                    &pack,
-                    &spec.id,
-                    &spec.class,
-                    spec.verdict.as_deref(),
-                    &spec.reason,
-                )
-                .map_err(&err)?;
+                let common = common(&pack, &spec).map_err(&err)?;
                 cat.urls.push(UrlRule {
                     common,
                     hosts: spec.hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
-                    examples: spec.examples,
-                    counter_examples: spec.counter_examples,
                 });
             }
         }
@@ -340,7 +306,7 @@ impl Catalogue {
                 .collect::<Result<Vec<_>, _>>()
         };
         Ok(ExecRule {
-            common: common(pack, &s.id, &s.class, s.verdict.as_deref(), &s.reason)?,
+            common: common(pack, &s)?,
             programs: s.programs.clone(),
             programs_not: s.programs_not.clone(),
             sub: s
@@ -377,22 +343,15 @@ impl Catalogue {
             via_all: s.via_all.clone(),
             recursive_function: s.recursive_function,
             no_operands: s.no_operands,
-            examples: s.examples,
-            counter_examples: s.counter_examples,
         })
     }
 }
 
-fn common(
-    pack: &str,
-    id: &str,
-    class: &str,
-    verdict: Option<&str>,
-    reason: &str,
-) -> Result<Common, String> {
+fn common(pack: &str, spec: &impl RuleHeader) -> Result<Common, String> {
+    let (id, class) = (spec.id(), spec.class());
     let class = RiskClass::parse(class)
         .ok_or_else(|| format!("rule {id}: class must be R0..R4, not {class:?}"))?;
-    let verdict = match verdict {
+    let verdict = match spec.verdict() {
         None if class >= RiskClass::R3 => Verdict::Escalate,
         None => Verdict::Allow,
         Some("block") => Verdict::Block,
@@ -408,6 +367,8 @@ fn common(
         id: format!("{pack}.{id}"),
         class,
         verdict,
-        reason: reason.to_string(),
+        reason: spec.reason().to_string(),
+        examples: spec.examples().0.to_vec(),
+        counter_examples: spec.examples().1.to_vec(),
     })
 }

@@ -4,7 +4,7 @@
 //! rules that look at it.
 
 use super::argv::{self, Arg};
-use super::compile::{ExecRule, OperandScope, SetRef};
+use super::compile::{ExecRule, LazyRegex, OperandScope, SetRef};
 use super::sets::{candidates, is_glob};
 use super::{Catalogue, Finding};
 use crate::model::Verdict;
@@ -209,32 +209,14 @@ impl Catalogue {
                 return None;
             }
         }
-        if rule
-            .args_regex
-            .as_ref()
-            .is_some_and(|re| !re.is_match(view.joined_args()))
-        {
+        if !regex_pair_holds(&rule.args_regex, &rule.args_not_regex, || {
+            view.joined_args()
+        }) {
             return None;
         }
-        if rule
-            .args_not_regex
-            .as_ref()
-            .is_some_and(|re| re.is_match(view.joined_args()))
-        {
-            return None;
-        }
-        if rule
-            .operands_regex
-            .as_ref()
-            .is_some_and(|re| !re.is_match(view.joined_operands()))
-        {
-            return None;
-        }
-        if rule
-            .operands_not_regex
-            .as_ref()
-            .is_some_and(|re| re.is_match(view.joined_operands()))
-        {
+        if !regex_pair_holds(&rule.operands_regex, &rule.operands_not_regex, || {
+            view.joined_operands()
+        }) {
             return None;
         }
         if let Some(re) = &rule.code_regex
@@ -340,6 +322,21 @@ impl Catalogue {
             SetRef::Named(i) => self.sets.get(*i).is_some_and(|s| s.matches_arg(abs, env)),
         }
     }
+}
+
+/// A `*_regex` / `*_not_regex` pair over one text, computed only when a
+/// regex is there to use it: the first must match, the second must not.
+fn regex_pair_holds<'t>(
+    must: &Option<LazyRegex>,
+    must_not: &Option<LazyRegex>,
+    text: impl FnOnce() -> &'t str,
+) -> bool {
+    if must.is_none() && must_not.is_none() {
+        return true;
+    }
+    let text = text();
+    must.as_ref().is_none_or(|r| r.is_match(text))
+        && !must_not.as_ref().is_some_and(|r| r.is_match(text))
 }
 
 /// An operand as an absolute path.

@@ -69,7 +69,6 @@ pub struct CatalogueError {
 /// The compiled catalogue.
 #[derive(Debug, Default)]
 pub struct Catalogue {
-    packs: Vec<(String, String)>,
     set_names: Vec<String>,
     sets: Vec<PathSet>,
     options: HashMap<String, Vec<String>>,
@@ -98,21 +97,6 @@ impl Catalogue {
     /// an error names a pattern the regex engine refuses.
     pub fn compile_all(&self) -> Result<(), String> {
         self.exec.iter().try_for_each(|r| r.compile_regexes())
-    }
-
-    /// Names and descriptions of the loaded packs.
-    pub fn packs(&self) -> &[(String, String)] {
-        &self.packs
-    }
-
-    /// How many rules of each type are loaded: (exec, path, action, url).
-    pub fn rule_counts(&self) -> (usize, usize, usize, usize) {
-        (
-            self.exec.len(),
-            self.paths.len(),
-            self.actions.len(),
-            self.urls.len(),
-        )
     }
 
     /// Every finding for one simple command, most severe first.

@@ -61,6 +61,9 @@ pub struct PackHeader {
     /// Short name, used as the prefix of rule ids (`filesystem.rm-critical`).
     pub name: String,
     /// What the pack covers.
+    // Required so that every pack says what it covers; it is read by
+    // people editing packs, not by code.
+    #[allow(dead_code)]
     pub description: String,
 }
 
@@ -217,3 +220,32 @@ pub struct UrlRuleSpec {
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
+
+/// The fields every rule kind shares: its id, class, verdict, reason and
+/// the examples checked as tests.
+pub trait RuleHeader {
+    /// `id` as written (without the pack prefix).
+    fn id(&self) -> &str;
+    /// `class`, `R0`..`R4`.
+    fn class(&self) -> &str;
+    /// `verdict`, if given.
+    fn verdict(&self) -> Option<&str>;
+    /// `reason`, with `{placeholders}`.
+    fn reason(&self) -> &str;
+    /// `examples` and `counter_examples`.
+    fn examples(&self) -> (&[String], &[String]);
+}
+
+macro_rules! rule_header {
+    ($($spec:ty),*) => {$(
+        impl RuleHeader for $spec {
+            fn id(&self) -> &str { &self.id }
+            fn class(&self) -> &str { &self.class }
+            fn verdict(&self) -> Option<&str> { self.verdict.as_deref() }
+            fn reason(&self) -> &str { &self.reason }
+            fn examples(&self) -> (&[String], &[String]) { (&self.examples, &self.counter_examples) }
+        }
+    )*};
+}
+
+rule_header!(ExecRuleSpec, PathRuleSpec, ActionRuleSpec, UrlRuleSpec);

@@ -18,7 +18,7 @@ impl Catalogue {
         };
         for rule in &self.exec {
             let id = &rule.common.id;
-            for ex in &rule.examples {
+            for ex in &rule.common.examples {
                 match findings(ex).iter().find(|f| &f.rule == id) {
                     None => failures.push(format!("{id}: example {ex:?} does not match")),
                     Some(f) if f.verdict != rule.common.verdict => failures.push(format!(
@@ -28,14 +28,17 @@ impl Catalogue {
                     Some(_) => {}
                 }
             }
-            for ex in &rule.counter_examples {
+            for ex in &rule.common.counter_examples {
                 if findings(ex).iter().any(|f| &f.rule == id) {
                     failures.push(format!("{id}: counter-example {ex:?} matches"));
                 }
             }
         }
         for rule in &self.paths {
-            for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
+            for (list, want) in [
+                (&rule.common.examples, true),
+                (&rule.common.counter_examples, false),
+            ] {
                 for ex in list {
                     let abs = env.resolve(ex);
                     if rule.paths.iter().any(|s| self.set_matches(s, &abs, env)) != want {
@@ -49,7 +52,10 @@ impl Catalogue {
             }
         }
         for rule in &self.actions {
-            for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
+            for (list, want) in [
+                (&rule.common.examples, true),
+                (&rule.common.counter_examples, false),
+            ] {
                 for ex in list {
                     let action = (ex != "-").then_some(ex.as_str());
                     if rule
@@ -68,7 +74,10 @@ impl Catalogue {
             }
         }
         for rule in &self.urls {
-            for (list, want) in [(&rule.examples, true), (&rule.counter_examples, false)] {
+            for (list, want) in [
+                (&rule.common.examples, true),
+                (&rule.common.counter_examples, false),
+            ] {
                 for ex in list {
                     if self.match_url(ex).is_some_and(|f| f.rule == rule.common.id) != want {
                         failures.push(format!(
@@ -96,7 +105,16 @@ mod tests {
     #[test]
     fn builtin_packs_pass_their_own_examples() {
         let env = Env::new("/home/dev", "/home/dev/proj");
-        let failures = Catalogue::builtin().self_test(&env);
+        let cat = Catalogue::builtin();
+        // the test means something only if the examples reached the rules
+        let examples: usize = cat
+            .exec
+            .iter()
+            .map(|r| r.common.examples.len() + r.common.counter_examples.len())
+            .sum();
+        assert!(examples > 300, "only {examples} exec examples loaded");
+        assert!(cat.paths.iter().all(|r| !r.common.examples.is_empty()));
+        let failures = cat.self_test(&env);
         assert!(
             failures.is_empty(),
             "{} failing examples:\n{}",

@@ -136,11 +136,11 @@ impl Analyzer<'_> {
                 self.expansion(node, src, raw, scope, depth, acc)
             }
             "command_substitution" => {
-                let programs = self.substitution(node, src, scope, depth);
-                match literal_substitution(node, src, self) {
+                // what runs inside is judged; what it prints is the word
+                self.substitution(node, src, scope, depth);
+                match literal_substitution(node, src) {
                     Some(text) => acc.text.push_str(&text),
                     None => {
-                        let _ = programs;
                         acc.dynamic = true;
                         acc.text.push_str(raw);
                     }
@@ -152,10 +152,8 @@ impl Analyzer<'_> {
                 acc.text.push_str("/dev/fd/63");
             }
             "arithmetic_expansion" => {
-                let before = self.out.commands.len();
                 let mut inner = scope.clone();
                 self.walk_children(node, src, &mut inner, depth);
-                let _ = before;
                 acc.dynamic = true;
                 acc.text.push_str(raw);
             }
@@ -293,7 +291,7 @@ fn quoted(node: Node) -> bool {
 /// The value of `$(echo word…)`, `$(printf %s word)`, `$(which prog)` and
 /// `$(command -v prog)` when every word is literal: these are used to hide a
 /// command name, and resolving them turns an escalation into a clear answer.
-fn literal_substitution(node: Node, src: &str, an: &Analyzer) -> Option<String> {
+fn literal_substitution(node: Node, src: &str) -> Option<String> {
     let mut c = node.walk();
     let stmts: Vec<Node> = node.named_children(&mut c).collect();
     let [cmd] = stmts.as_slice() else { return None };
@@ -323,7 +321,6 @@ fn literal_substitution(node: Node, src: &str, an: &Analyzer) -> Option<String> 
             _ => return None,
         }
     }
-    let _ = an;
     let (prog, args) = parts.split_first()?;
     match (prog.as_str(), args) {
         ("echo", a) if !a.is_empty() && !a[0].starts_with('-') => Some(a.join(" ")),

@@ -51,11 +51,6 @@ impl Analyzer<'_> {
         };
         let edit = has('e', "--edit");
         let shell = has('s', "--shell") || has('i', "--login");
-        let list_only = has('l', "--list")
-            || has('v', "--validate")
-            || has('k', "--reset-timestamp")
-            || has('K', "--remove-timestamp")
-            || has('V', "--version");
         cmd.wrapper = true;
         self.push(cmd);
         let rest: Vec<Word> = args[start.min(args.len())..].to_vec();
@@ -64,6 +59,7 @@ impl Analyzer<'_> {
             inner.extend(rest);
             self.inner_argv(inner, scope, "sudo", true, None);
         } else if rest.is_empty() {
+            // `sudo -i`, `sudo -s`: an interactive root shell
             if shell {
                 self.inner_argv(
                     vec![Word::lit("sh"), Word::lit("-i")],
@@ -72,8 +68,6 @@ impl Analyzer<'_> {
                     true,
                     None,
                 );
-            } else if !list_only && scope.stdin_text.is_some() {
-                // nothing runs
             }
         } else {
             self.inner_argv(rest, scope, "sudo", true, None);

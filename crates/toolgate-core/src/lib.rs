@@ -2,10 +2,15 @@
 //! needs (home directory, working directory, the policy) is handed in.
 #![forbid(unsafe_code)]
 
+pub mod approval;
+pub mod approvers;
+pub mod audit;
 pub mod catalogue;
 pub mod engine;
 pub mod model;
 pub mod normalize;
 pub mod paths;
 pub mod policy;
+pub mod redact;
 pub mod shell;
+pub mod time;

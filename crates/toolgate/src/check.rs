@@ -3,14 +3,18 @@
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde_json::Value;
-use std::io::{BufRead, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 use toolgate_core::engine::Engine;
-use toolgate_core::model::ToolCall;
+use toolgate_core::model::{Decision, ToolCall};
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
+use toolgate_store::{Gate, SystemClock};
+
+use crate::state::DataDirArgs;
 
 /// The policy used when none is given.
 pub const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
@@ -25,6 +29,10 @@ pub struct CheckArgs {
     /// input's `id` echoed).
     #[arg(long)]
     jsonl: bool,
+    /// Decide without touching state: no approvals are consumed or created
+    /// (escalations carry no approval id) and nothing is audited.
+    #[arg(long)]
+    stateless: bool,
 }
 
 /// The environment calls are judged in: `$HOME` and the current directory.
@@ -52,7 +60,7 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
     Ok(policy)
 }
 
-fn load_engine(path: Option<&Path>) -> Result<Engine> {
+pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
     let policy = match path {
         Some(p) => load_policy_file(p)?,
         None => Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml")
@@ -116,12 +124,31 @@ fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
     Ok((call, id))
 }
 
-fn decide_json(engine: &Engine, env: &Env, call: &ToolCall, id: Option<Value>) -> Result<String> {
-    let start = Instant::now();
-    let assessment = engine.decide(call, env);
-    let mut decision = assessment.decision;
-    decision.elapsed_us = start.elapsed().as_micros() as u64;
-    let mut v = serde_json::to_value(&decision)?;
+/// Decides with state (a [`Gate`]) or without (the engine alone).
+enum Decider {
+    Stateless(Engine, Env),
+    Gate(Gate),
+}
+
+impl Decider {
+    fn decide(&self, calls: &[ToolCall]) -> Result<Vec<Decision>> {
+        match self {
+            Decider::Stateless(engine, env) => Ok(calls
+                .iter()
+                .map(|c| {
+                    let start = Instant::now();
+                    let mut d = engine.decide(c, env).decision;
+                    d.elapsed_us = start.elapsed().as_micros() as u64;
+                    d
+                })
+                .collect()),
+            Decider::Gate(g) => Ok(g.check_batch(calls)?),
+        }
+    }
+}
+
+fn to_line(decision: &Decision, id: Option<Value>) -> Result<String> {
+    let mut v = serde_json::to_value(decision)?;
     if let (Some(id), Some(obj)) = (id, v.as_object_mut()) {
         obj.insert("id".to_string(), id);
     }
@@ -132,17 +159,43 @@ fn one_line(e: &anyhow::Error) -> String {
     format!("{e:#}").replace('\n', " ")
 }
 
-pub fn run(args: CheckArgs) -> ExitCode {
-    let engine = match load_engine(args.policy.as_deref()) {
-        Ok(e) => e,
+fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
+    let engine = load_engine(args.policy.as_deref())?;
+    if args.stateless {
+        return Ok(Decider::Stateless(engine, base_env()));
+    }
+    let (dir, chosen) = data.resolve();
+    match crate::state::open_store(&dir) {
+        Ok(store) => Ok(Decider::Gate(Gate::new(
+            Arc::new(engine),
+            store,
+            Arc::new(SystemClock),
+            base_env(),
+        ))),
+        // The default location may be unusable (read-only home, sandbox):
+        // still decide, but say that nothing is recorded.
+        Err(e) if !chosen => {
+            eprintln!(
+                "toolgate check: warning: {}; deciding without state (pass --data-dir DIR to \
+                 record decisions and create approvals)",
+                one_line(&e)
+            );
+            Ok(Decider::Stateless(engine, base_env()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+pub fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
+    let decider = match decider(&args, data) {
+        Ok(d) => d,
         Err(e) => {
             eprintln!("toolgate check: {}", one_line(&e));
             return ExitCode::from(2);
         }
     };
-    let env = base_env();
     if args.jsonl {
-        return run_jsonl(&engine, &env);
+        return run_jsonl(&decider);
     }
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
@@ -153,7 +206,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
         eprintln!("toolgate check: no input: pipe one ToolCall JSON object on stdin");
         return ExitCode::from(2);
     }
-    match parse_call(&input).and_then(|(call, _)| decide_json(&engine, &env, &call, None)) {
+    let result = parse_call(&input).and_then(|(call, _)| {
+        let d = decider.decide(std::slice::from_ref(&call))?;
+        to_line(&d[0], None)
+    });
+    match result {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS
@@ -165,49 +222,91 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
+/// Most lines decided in one transaction: enough to amortize the commit,
+/// few enough that answers are not held back long.
+const MAX_BATCH: usize = 256;
+
+/// One input line: its number, and the parsed call (or why it is bad).
+type Line = (usize, String, Result<(ToolCall, Option<Value>)>);
+
 /// Decides each line; a bad line gets an `error` object in its place (so the
-/// caller can match outputs to inputs) and the exit status becomes 2.
-fn run_jsonl(engine: &Engine, env: &Env) -> ExitCode {
+/// caller can match outputs to inputs) and the exit status becomes 2. Lines
+/// already waiting in the input are decided and committed together; an
+/// interactive caller writing one line at a time gets each answer at once.
+fn run_jsonl(decider: &Decider) -> ExitCode {
     let stdin = std::io::stdin();
+    let mut reader = BufReader::new(stdin.lock());
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut bad = 0usize;
     let mut first_error: Option<String> = None;
-    for (n, line) in stdin.lock().lines().enumerate() {
-        let line = match line {
-            Ok(l) => l,
+    let mut n = 0usize;
+    let mut eof = false;
+    while !eof {
+        let mut batch: Vec<Line> = Vec::new();
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(_) => {
+                    n += 1;
+                    if !line.trim().is_empty() {
+                        let parsed = parse_call(&line);
+                        batch.push((n, line, parsed));
+                    }
+                }
+                Err(e) => {
+                    eprintln!("toolgate check: cannot read line {}: {e}", n + 1);
+                    return ExitCode::from(2);
+                }
+            }
+            if batch.len() >= MAX_BATCH || reader.buffer().is_empty() {
+                break;
+            }
+        }
+        let calls: Vec<ToolCall> = batch
+            .iter()
+            .filter_map(|(_, _, p)| p.as_ref().ok().map(|(c, _)| c.clone()))
+            .collect();
+        let mut decisions = match decider.decide(&calls) {
+            Ok(d) => d.into_iter(),
             Err(e) => {
-                eprintln!("toolgate check: cannot read line {}: {e}", n + 1);
+                eprintln!("toolgate check: {}", one_line(&e));
                 return ExitCode::from(2);
             }
         };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let result = parse_call(&line).and_then(|(call, id)| decide_json(engine, env, &call, id));
-        let text = match result {
-            Ok(t) => t,
-            Err(e) => {
-                bad += 1;
-                let msg = format!("line {}: {}", n + 1, one_line(&e));
-                first_error.get_or_insert_with(|| msg.clone());
-                let id = serde_json::from_str::<Value>(&line)
-                    .ok()
-                    .and_then(|v| v.get("id").cloned());
-                let mut obj = serde_json::Map::new();
-                if let Some(id) = id {
-                    obj.insert("id".into(), id);
+        for (line_no, text, parsed) in batch {
+            let result = parsed.and_then(|(_, id)| {
+                let d = decisions.next().ok_or_else(|| anyhow!("no decision"))?;
+                to_line(&d, id)
+            });
+            let text = match result {
+                Ok(t) => t,
+                Err(e) => {
+                    bad += 1;
+                    let msg = format!("line {line_no}: {}", one_line(&e));
+                    first_error.get_or_insert_with(|| msg.clone());
+                    let id = serde_json::from_str::<Value>(&text)
+                        .ok()
+                        .and_then(|v| v.get("id").cloned());
+                    let mut obj = serde_json::Map::new();
+                    if let Some(id) = id {
+                        obj.insert("id".into(), id);
+                    }
+                    obj.insert("error".into(), Value::String(msg));
+                    Value::Object(obj).to_string()
                 }
-                obj.insert("error".into(), Value::String(msg));
-                Value::Object(obj).to_string()
+            };
+            if writeln!(out, "{text}").is_err() {
+                return ExitCode::from(2);
             }
-        };
-        if writeln!(out, "{text}").is_err() {
+        }
+        if out.flush().is_err() {
             return ExitCode::from(2);
         }
-    }
-    if out.flush().is_err() {
-        return ExitCode::from(2);
     }
     match first_error {
         Some(e) => {

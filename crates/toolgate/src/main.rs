@@ -1,8 +1,12 @@
 //! `toolgate`: the command line. Thin: parsing arguments, reading input and
-//! printing output; every decision is made by `toolgate-core`.
+//! printing output; decisions are made by `toolgate-core`, state is kept by
+//! `toolgate-store`.
 
+mod approvals_cmd;
+mod audit_cmd;
 mod check;
 mod policy_cmd;
+mod state;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -11,6 +15,8 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, long_about = None)]
 struct Cli {
+    #[command(flatten)]
+    data: state::DataDirArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -19,6 +25,16 @@ struct Cli {
 enum Command {
     /// Decide tool calls: one ToolCall JSON on stdin, one Decision JSON on stdout.
     Check(check::CheckArgs),
+    /// List, show, approve and deny pending approvals.
+    Approvals {
+        #[command(subcommand)]
+        command: approvals_cmd::ApprovalsCommand,
+    },
+    /// Verify, tail and export the hash-chained audit log.
+    Audit {
+        #[command(subcommand)]
+        command: audit_cmd::AuditCommand,
+    },
     /// Validate and test policy files.
     Policy {
         #[command(subcommand)]
@@ -29,7 +45,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(args, &cli.data),
+        Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
+        Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Policy { command } => policy_cmd::run(command),
     }
 }

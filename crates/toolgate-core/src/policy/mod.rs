@@ -21,7 +21,7 @@
 //! pending_ttl = "5m"
 //! approval_window = "30s"
 //! quorum = { R2 = 1, R3 = 1, R4 = 2 }
-//! relay = false
+//! relay = false                    # more keys: see approvals.rs
 //! [[test]]
 //! call = { tool = "exec", params = { command = "ls && rm -rf ~" } }
 //! expect = "block"
@@ -30,6 +30,7 @@
 //! How rules match is described in [`Rule`]'s module (`rule.rs`) and the
 //! specifier modules it uses (`exec.rs`, `path.rs`, `url.rs`).
 
+mod approvals;
 mod duration;
 mod error;
 mod exec;
@@ -40,16 +41,16 @@ mod schema;
 mod tests;
 mod url;
 
+pub use approvals::{ApprovalRule, ApprovalSettings};
 pub use error::{ErrorKind, PolicyError, RuleError};
 pub use rule::Rule;
 
-use crate::model::{Requester, RiskClass, ToolCall, Verdict};
+use crate::model::{Requester, ToolCall, Verdict};
 use crate::normalize::{ToolKind, kind_of};
 use crate::paths::normalize_abs;
-use duration::parse_duration;
+use approvals::parse_approvals;
 use error::line_col;
 use schema::{RawPolicy, table_to_json};
-use std::time::Duration;
 use toml::Spanned;
 
 /// The rule lists of a policy.
@@ -124,38 +125,6 @@ pub struct PolicyTest {
     pub expect: Expectation,
     /// 1-based (line, column) of the test in the policy file, for reports.
     pub location: (usize, usize),
-}
-
-/// `[approvals]`: how pending approvals behave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalSettings {
-    /// How long a pending approval waits before it expires (default 5 minutes).
-    pub pending_ttl: Duration,
-    /// How long an approval, once granted, stays usable (default 30 seconds).
-    pub approval_window: Duration,
-    /// Whether approvals relayed by the agent itself are accepted (default
-    /// false; never for R4, whatever this says).
-    pub relay: bool,
-    quorum: [u32; 5],
-}
-
-impl ApprovalSettings {
-    /// How many distinct approvers a call of this risk class needs; always
-    /// at least 1 (defaults: R0–R3 need 1, R4 needs 2).
-    pub fn quorum(&self, class: RiskClass) -> u32 {
-        self.quorum[class as usize]
-    }
-}
-
-impl Default for ApprovalSettings {
-    fn default() -> Self {
-        ApprovalSettings {
-            pending_ttl: Duration::from_secs(300),
-            approval_window: Duration::from_secs(30),
-            relay: false,
-            quorum: [1, 1, 1, 1, 2],
-        }
-    }
 }
 
 /// The escalation threshold used when a policy does not set one.
@@ -275,41 +244,7 @@ impl Policy {
             }
         };
 
-        let mut approvals = ApprovalSettings::default();
-        if let Some(a) = raw.approvals {
-            let dur = |d: &Spanned<String>, key: &str| {
-                parse_duration(d.get_ref())
-                    .map_err(|m| at(d.span().start, ErrorKind::Value, format!("{key} {m}")))
-            };
-            if let Some(d) = &a.pending_ttl {
-                approvals.pending_ttl = dur(d, "pending_ttl")?;
-            }
-            if let Some(d) = &a.approval_window {
-                approvals.approval_window = dur(d, "approval_window")?;
-            }
-            if let Some(r) = a.relay {
-                approvals.relay = r;
-            }
-            if let Some(q) = a.quorum {
-                for (i, v) in [q.r0, q.r1, q.r2, q.r3, q.r4].into_iter().enumerate() {
-                    let Some(v) = v else { continue };
-                    let n = *v.get_ref();
-                    approvals.quorum[i] = u32::try_from(n)
-                        .ok()
-                        .filter(|n| (1..=100).contains(n))
-                        .ok_or_else(|| {
-                        at(
-                            v.span().start,
-                            ErrorKind::Value,
-                            format!(
-                                "quorum R{i} = {n} is out of range — each risk class needs \
-                                     from 1 to 100 approvals"
-                            ),
-                        )
-                    })?;
-                }
-            }
-        }
+        let approvals = parse_approvals(raw.approvals, src, origin)?;
 
         let tests = raw
             .tests

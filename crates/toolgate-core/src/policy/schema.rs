@@ -44,6 +44,24 @@ pub(super) struct RawApprovals {
     pub(super) approval_window: Option<Spanned<String>>,
     pub(super) quorum: Option<RawQuorum>,
     pub(super) relay: Option<bool>,
+    pub(super) require_user: Option<Vec<Spanned<String>>>,
+    pub(super) allowed_approvers: Option<Vec<Spanned<String>>>,
+    pub(super) disabled_approvers: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub(super) operators: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) rule: Vec<Spanned<RawApprovalRule>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawApprovalRule {
+    pub(super) name: Option<String>,
+    #[serde(default)]
+    pub(super) approve: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) requester_roles: Vec<String>,
+    pub(super) max_risk: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,152 @@
+//! What an approval is bound to, and how approvals are named.
+
+use crate::model::ToolCall;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// SHA-256 over the RFC 8785 canonical JSON of `{tool, params, scope}`,
+/// where scope is `{agent, session, cwd}` (absent fields are `null`).
+///
+/// Every nested key and value counts; key order and whitespace do not. The
+/// scope keeps an approval given in one session or directory from unlocking
+/// the same words somewhere else (`rm -rf build` in another checkout).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BindingHash(pub [u8; 32]);
+
+/// Computes the binding hash of a call. Always hashes the call as the agent
+/// sent it (never a redacted copy).
+pub fn binding_hash(call: &ToolCall) -> BindingHash {
+    let subject = json!({
+        "tool": call.tool,
+        "params": Value::Object(call.params.clone()),
+        "scope": {
+            "agent": call.agent,
+            "session": call.session,
+            "cwd": call.cwd,
+        },
+    });
+    // Serializing a `Value` cannot fail: its keys are strings and its numbers
+    // are already finite.
+    let canonical = serde_json_canonicalizer::to_vec(&subject).unwrap_or_default();
+    BindingHash(Sha256::digest(&canonical).into())
+}
+
+impl BindingHash {
+    /// Lowercase hex, 64 characters.
+    pub fn to_hex(&self) -> String {
+        hex(&self.0)
+    }
+
+    /// Parses 64 hex characters.
+    pub fn from_hex(s: &str) -> Result<BindingHash, IdError> {
+        let mut out = [0u8; 32];
+        unhex(s, &mut out).ok_or(IdError::Hash)?;
+        Ok(BindingHash(out))
+    }
+}
+
+impl fmt::Display for BindingHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for BindingHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BindingHash({})", self.to_hex())
+    }
+}
+
+/// An approval's id: 128 random bits as 32 lowercase hex characters.
+///
+/// The bits come from the caller (the core has no randomness of its own);
+/// the store crate draws them from the operating system. Guessing a live id
+/// is as hard as guessing a 128-bit key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ApprovalId([u8; 16]);
+
+/// A malformed approval id or hash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// Not 32 hex characters.
+    #[error(
+        "not an approval id: ids are 32 hex characters, as printed after TOOLGATE_ESCALATE| \
+         or by `toolgate approvals list`"
+    )]
+    Id,
+    /// Not 64 hex characters.
+    #[error("not a binding hash: hashes are 64 hex characters")]
+    Hash,
+}
+
+impl ApprovalId {
+    /// The id made of these random bytes.
+    pub fn from_random(bytes: [u8; 16]) -> ApprovalId {
+        ApprovalId(bytes)
+    }
+
+    /// Parses the 32-hex-character form (surrounding whitespace ignored,
+    /// either case accepted).
+    pub fn parse(s: &str) -> Result<ApprovalId, IdError> {
+        let mut out = [0u8; 16];
+        unhex(s.trim(), &mut out).ok_or(IdError::Id)?;
+        Ok(ApprovalId(out))
+    }
+}
+
+impl fmt::Display for ApprovalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex(&self.0))
+    }
+}
+
+impl fmt::Debug for ApprovalId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ApprovalId({self})")
+    }
+}
+
+macro_rules! hex_serde {
+    ($t:ty, $parse:expr) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                $parse(&s).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+hex_serde!(ApprovalId, ApprovalId::parse);
+hex_serde!(BindingHash, BindingHash::from_hex);
+
+/// Lowercase hex of bytes.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Fills `out` from exactly `2 * out.len()` hex digits.
+pub(crate) fn unhex(s: &str, out: &mut [u8]) -> Option<()> {
+    let bytes = s.as_bytes();
+    if bytes.len() != out.len() * 2 {
+        return None;
+    }
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16)?;
+        let lo = (pair[1] as char).to_digit(16)?;
+        out[i] = (hi * 16 + lo) as u8;
+    }
+    Some(())
+}

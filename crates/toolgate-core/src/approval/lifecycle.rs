@@ -1,0 +1,351 @@
+//! The approval record, votes, and the rules a vote must pass.
+
+use super::binding::{ApprovalId, BindingHash};
+use super::quorum::{ApproverKind, QuorumRule, Tally, tally};
+use crate::model::RiskClass;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// Where an approval is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalState {
+    /// Waiting for its quorum, until `expires_ms`.
+    Pending,
+    /// Quorum reached; the exact call may run once, until `usable_until_ms`.
+    Approved,
+    /// Used by a retry; finished.
+    Consumed,
+    /// Someone denied it; finished.
+    Denied,
+    /// Its time ran out, pending or approved; finished.
+    Expired,
+}
+
+impl ApprovalState {
+    /// The lowercase wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Consumed => "consumed",
+            ApprovalState::Denied => "denied",
+            ApprovalState::Expired => "expired",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(s: &str) -> Option<ApprovalState> {
+        Some(match s {
+            "pending" => ApprovalState::Pending,
+            "approved" => ApprovalState::Approved,
+            "consumed" => ApprovalState::Consumed,
+            "denied" => ApprovalState::Denied,
+            "expired" => ApprovalState::Expired,
+            _ => return None,
+        })
+    }
+
+    /// Whether nothing can change it any more.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ApprovalState::Consumed | ApprovalState::Denied | ApprovalState::Expired
+        )
+    }
+}
+
+impl fmt::Display for ApprovalState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One approval: a request to run one exact call once.
+///
+/// `call`, `summary` and `reason` are what operators see and must already be
+/// redacted by whoever builds the record; the binding hash was computed on
+/// the original call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approval {
+    /// The id the agent and operators use.
+    pub id: ApprovalId,
+    /// The exact call it unlocks.
+    pub binding: BindingHash,
+    /// Where it is in its life.
+    pub state: ApprovalState,
+    /// The risk class of the call when last judged.
+    pub risk: RiskClass,
+    /// Why the call needs approval.
+    pub reason: String,
+    /// The runtime's tool name.
+    pub tool: String,
+    /// One line describing the call (the command, or tool and target).
+    pub summary: String,
+    /// The call as the agent sent it, redacted.
+    pub call: Value,
+    /// Who asked for the call; they can never approve it.
+    #[serde(default)]
+    pub requester: Option<String>,
+    /// The session the call came from.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The agent that made the call.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// What the quorum needs.
+    pub quorum: QuorumRule,
+    /// Whether the agent may relay a person's approval (policy opt-in; never
+    /// for R4).
+    pub relay: bool,
+    /// When it was created.
+    pub created_ms: i64,
+    /// When a pending approval expires.
+    pub expires_ms: i64,
+    /// How long it stays usable once approved (the policy's
+    /// `approval_window` when it was created), in milliseconds.
+    pub window_ms: i64,
+    /// Once approved: until when the retry may consume it.
+    #[serde(default)]
+    pub usable_until_ms: Option<i64>,
+    /// When it reached a final state or was approved.
+    #[serde(default)]
+    pub resolved_ms: Option<i64>,
+    /// Who or what resolved it, in words (`approved by alice, bob`).
+    #[serde(default)]
+    pub resolution: Option<String>,
+}
+
+impl Approval {
+    /// Expires it if its time is up at `now_ms`; returns whether it did.
+    pub fn expire_if_due(&mut self, now_ms: i64) -> bool {
+        let due = match self.state {
+            ApprovalState::Pending => now_ms >= self.expires_ms,
+            ApprovalState::Approved => self.usable_until_ms.is_none_or(|u| now_ms >= u),
+            _ => false,
+        };
+        if due {
+            let was = self.state;
+            self.state = ApprovalState::Expired;
+            self.resolved_ms = Some(now_ms);
+            self.resolution = Some(match was {
+                ApprovalState::Approved => "approved but not used in time".to_string(),
+                _ => "no quorum before it expired".to_string(),
+            });
+        }
+        due
+    }
+
+    /// Applies the tally of `votes` at `now_ms`: reaching quorum approves it
+    /// for its window; a denial denies it. Returns the tally. Does nothing to
+    /// an approval that is not pending.
+    pub fn settle(&mut self, votes: &[Vote], now_ms: i64) -> Tally {
+        let t = tally(self, votes);
+        if self.state != ApprovalState::Pending {
+            return t;
+        }
+        match &t {
+            Tally::Approved { by } => {
+                self.state = ApprovalState::Approved;
+                self.usable_until_ms = Some(now_ms.saturating_add(self.window_ms));
+                self.resolved_ms = Some(now_ms);
+                self.resolution = Some(format!("approved by {}", by.join(", ")));
+            }
+            Tally::Denied { by, reason } => {
+                self.state = ApprovalState::Denied;
+                self.resolved_ms = Some(now_ms);
+                self.resolution = Some(match reason {
+                    Some(r) => format!("denied by {by}: {r}"),
+                    None => format!("denied by {by}"),
+                });
+            }
+            Tally::Pending { .. } => {}
+        }
+        t
+    }
+
+    /// Consumes an approved, unexpired approval; returns whether it did. The
+    /// store makes this atomic: of two retries, one sees `approved`.
+    pub fn consume(&mut self, now_ms: i64) -> bool {
+        if self.state == ApprovalState::Approved && self.usable_until_ms.is_some_and(|u| now_ms < u)
+        {
+            self.state = ApprovalState::Consumed;
+            self.resolved_ms = Some(now_ms);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Re-judges a pending or approved approval with the risk class, quorum
+    /// and deadline a retry computed now. Any change makes every earlier vote
+    /// stale and puts an approved one back to pending. Returns whether
+    /// anything changed.
+    pub fn refresh(&mut self, risk: RiskClass, quorum: QuorumRule, expires_ms: i64) -> bool {
+        if self.state.is_final()
+            || (self.risk == risk && self.quorum == quorum && self.expires_ms == expires_ms)
+        {
+            return false;
+        }
+        self.risk = risk;
+        self.quorum = quorum;
+        // Bumping the deadline for a risk or quorum change keeps the stale
+        // votes stale even if the policy later changes back.
+        self.expires_ms = expires_ms.max(self.expires_ms.saturating_add(1));
+        self.state = ApprovalState::Pending;
+        self.usable_until_ms = None;
+        self.resolved_ms = None;
+        self.resolution = None;
+        true
+    }
+}
+
+/// One approver's vote on one approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vote {
+    /// The approval voted on.
+    pub approval: ApprovalId,
+    /// Which kind of factor voted.
+    pub kind: ApproverKind,
+    /// Who: a person's name, `rules_based`, `relay:<session>`, …
+    pub identity: String,
+    /// Approve (`true`) or deny.
+    pub approve: bool,
+    /// Why, when given.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Whether the agent relayed a person's answer (seed 000's `ga_approve`).
+    #[serde(default)]
+    pub relayed: bool,
+    /// The transport it came through (`cli`, `http`, `relay`, `policy`).
+    pub channel: String,
+    /// The risk class the voter saw.
+    pub risk: RiskClass,
+    /// The deadline the voter saw.
+    pub expires_ms: i64,
+    /// When it was cast.
+    pub at_ms: i64,
+}
+
+impl Vote {
+    /// Whether the vote still applies: cast on the approval's current risk
+    /// class and deadline.
+    pub fn is_current(&self, approval: &Approval) -> bool {
+        self.approval == approval.id
+            && self.risk == approval.risk
+            && self.expires_ms == approval.expires_ms
+    }
+}
+
+/// Why a vote was refused. Each message says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VoteRefused {
+    /// The approval already reached a state votes cannot change.
+    #[error(
+        "approval {id} is {state}; nothing to vote on (the agent must retry the call to ask again)"
+    )]
+    Closed {
+        /// The approval.
+        id: ApprovalId,
+        /// Its state.
+        state: ApprovalState,
+    },
+    /// The approval already has its quorum.
+    #[error("approval {0} is already approved; the agent can retry the call now")]
+    AlreadyApproved(ApprovalId),
+    /// The pending approval's time ran out.
+    #[error("approval {0} has expired; the agent must retry the call to ask again")]
+    Expired(ApprovalId),
+    /// The requester tried to approve their own call.
+    #[error(
+        "{0} asked for this call and cannot approve it (separation of duties); another \
+         approver must"
+    )]
+    SelfApproval(String),
+    /// This identity already has a current vote.
+    #[error("{0} has already voted on this approval; each approver counts once")]
+    AlreadyVoted(String),
+    /// The approver kind is not active for this approval.
+    #[error("{0} approvers are not enabled for this approval ([approvals] allowed_approvers)")]
+    KindInactive(ApproverKind),
+    /// The policy names operators and this is not one of them.
+    #[error("{0} is not one of the operators named in [approvals] operators")]
+    NotAnOperator(String),
+    /// An empty approver name.
+    #[error("an approver needs a name: pass --as NAME")]
+    NoIdentity,
+    /// Relayed approval is off for this approval.
+    #[error(
+        "agent-relayed approval is off for this call ({0}); an operator must approve it with \
+         `toolgate approvals approve ID`"
+    )]
+    RelayRefused(String),
+}
+
+/// Checks `vote` against `approval` and the votes already cast, at `now_ms`.
+/// Denials are accepted from anyone with a name, the requester included:
+/// stopping a call is always safe. Approvals must pass every rule of
+/// separation of duties.
+pub fn check_vote(
+    approval: &Approval,
+    existing: &[Vote],
+    vote: &Vote,
+    now_ms: i64,
+) -> Result<(), VoteRefused> {
+    let id = approval.id;
+    match approval.state {
+        ApprovalState::Pending if now_ms >= approval.expires_ms => {
+            return Err(VoteRefused::Expired(id));
+        }
+        ApprovalState::Pending => {}
+        ApprovalState::Approved if vote.approve => return Err(VoteRefused::AlreadyApproved(id)),
+        ApprovalState::Approved => {}
+        state => return Err(VoteRefused::Closed { id, state }),
+    }
+    if vote.identity.trim().is_empty() {
+        return Err(VoteRefused::NoIdentity);
+    }
+    if !vote.approve {
+        return Ok(());
+    }
+    if approval.requester.as_deref() == Some(vote.identity.as_str()) {
+        return Err(VoteRefused::SelfApproval(vote.identity.clone()));
+    }
+    if !approval.quorum.admits(vote.kind) {
+        return Err(VoteRefused::KindInactive(vote.kind));
+    }
+    if vote.relayed {
+        if !approval.relay {
+            let why = if approval.risk == RiskClass::R4 {
+                "R4 calls are never approved by relay"
+            } else {
+                "the policy does not set [approvals] relay = true"
+            };
+            return Err(VoteRefused::RelayRefused(why.to_string()));
+        }
+        if approval.session.is_some() && vote.identity != relay_identity(approval.session.as_deref())
+        {
+            return Err(VoteRefused::RelayRefused(
+                "the relay came from another session".to_string(),
+            ));
+        }
+    } else if vote.kind == ApproverKind::UserRequest
+        && !approval.quorum.operators.is_empty()
+        && !approval.quorum.operators.contains(&vote.identity)
+    {
+        return Err(VoteRefused::NotAnOperator(vote.identity.clone()));
+    }
+    if existing
+        .iter()
+        .any(|v| v.identity == vote.identity && v.is_current(approval))
+    {
+        return Err(VoteRefused::AlreadyVoted(vote.identity.clone()));
+    }
+    Ok(())
+}
+
+/// The identity a relayed vote carries: the session it was relayed from.
+pub fn relay_identity(session: Option<&str>) -> String {
+    format!("relay:{}", session.unwrap_or("unknown-session"))
+}

@@ -1,0 +1,19 @@
+//! One-time approvals (DESIGN.md §4, seeds 000 and 001), as pure data and
+//! pure rules: the binding hash, the approval record and its lifecycle, votes
+//! and quorum. Storing them and reading the clock is the caller's job; every
+//! function here takes the time (`now_ms`, Unix milliseconds) as an argument.
+//!
+//! Lifecycle: `pending` → `approved` → `consumed`, or `denied`, or `expired`.
+//! A pending approval waits `pending_ttl` for its quorum; once approved, the
+//! agent has `approval_window` to retry the exact call, which consumes it.
+
+mod binding;
+mod lifecycle;
+mod quorum;
+
+pub use binding::{ApprovalId, BindingHash, IdError, binding_hash};
+pub use lifecycle::{Approval, ApprovalState, Vote, VoteRefused, check_vote, relay_identity};
+pub use quorum::{ApproverKind, InsufficientFactors, QuorumRule, Tally, requirement, tally};
+
+#[cfg(test)]
+mod tests;

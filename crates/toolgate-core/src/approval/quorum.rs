@@ -1,0 +1,212 @@
+//! Approvers and quorum (seed 001): which factors may approve a call, how many
+//! must, and whether the current votes reach that.
+
+use super::lifecycle::{Approval, Vote};
+use crate::model::RiskClass;
+use crate::policy::ApprovalSettings;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// A kind of approval factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApproverKind {
+    /// A person, through the CLI, the control UI, a chat channel, or (when
+    /// the policy opts in) relayed by the agent.
+    UserRequest,
+    /// The policy's `[[approvals.rule]]` entries, judged deterministically.
+    RulesBased,
+    /// A model's evaluation; counts only when an evaluator is configured.
+    LlmEvaluation,
+}
+
+impl ApproverKind {
+    /// The policy-file name (`user_request`, `rules_based`, `llm_evaluation`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApproverKind::UserRequest => "user_request",
+            ApproverKind::RulesBased => "rules_based",
+            ApproverKind::LlmEvaluation => "llm_evaluation",
+        }
+    }
+
+    /// Parses a policy-file name.
+    pub fn parse(s: &str) -> Option<ApproverKind> {
+        match s.trim() {
+            "user_request" => Some(ApproverKind::UserRequest),
+            "rules_based" => Some(ApproverKind::RulesBased),
+            "llm_evaluation" => Some(ApproverKind::LlmEvaluation),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ApproverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one approval needs, fixed when it is created (and refreshed, making
+/// earlier votes stale, if a retry finds the policy changed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuorumRule {
+    /// Distinct approvals needed.
+    pub min_approvals: u32,
+    /// Whether one of them must be a person (`user_request`).
+    pub require_user: bool,
+    /// The approver kinds that may vote.
+    pub approvers: Vec<ApproverKind>,
+    /// When not empty, the only people who may approve as `user_request`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operators: Vec<String>,
+}
+
+impl QuorumRule {
+    /// Whether this kind of approver may vote.
+    pub fn admits(&self, kind: ApproverKind) -> bool {
+        self.approvers.contains(&kind)
+    }
+}
+
+/// Why no quorum can ever be reached (seed 001's `insufficient-factors`):
+/// the call is blocked rather than left waiting for votes that cannot come.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("insufficient-factors: {detail}")]
+pub struct InsufficientFactors {
+    /// A sentence saying what is missing and how to fix the policy.
+    pub detail: String,
+}
+
+/// The quorum a call of `class` needs under `settings`. `llm_available` says
+/// whether a model evaluator is actually configured: an approver that cannot
+/// vote does not count towards what is reachable.
+///
+/// Fails closed when `min_approvals` exceeds the approvals the active
+/// approvers can give, or a person is required and `user_request` is off.
+/// People count one each when `operators` names them, and without limit
+/// when it does not (any distinct identity may approve).
+pub fn requirement(
+    settings: &ApprovalSettings,
+    class: RiskClass,
+    llm_available: bool,
+) -> Result<QuorumRule, InsufficientFactors> {
+    let min_approvals = settings.quorum(class);
+    let require_user = settings.require_user(class);
+    let mut approvers = Vec::new();
+    let mut capacity: u64 = 0;
+    for kind in settings.active_approvers() {
+        let (usable, votes) = match kind {
+            ApproverKind::UserRequest if settings.operators.is_empty() => (true, u64::MAX / 4),
+            ApproverKind::UserRequest => (true, settings.operators.len() as u64),
+            ApproverKind::RulesBased => (!settings.rules.is_empty(), 1),
+            ApproverKind::LlmEvaluation => (llm_available, 1),
+        };
+        if usable {
+            approvers.push(kind);
+            capacity += votes;
+        }
+    }
+    let names: Vec<&str> = approvers.iter().map(|k| k.as_str()).collect();
+    if require_user && !approvers.contains(&ApproverKind::UserRequest) {
+        return Err(InsufficientFactors {
+            detail: format!(
+                "{class} calls need a person's approval, but user_request is not an active \
+                 approver (active: {}); enable it in [approvals] allowed_approvers or drop \
+                 {class} from require_user",
+                list_or_none(&names)
+            ),
+        });
+    }
+    if u64::from(min_approvals) > capacity {
+        return Err(InsufficientFactors {
+            detail: format!(
+                "{class} calls need {min_approvals} approvals but the active approvers ({}) \
+                 can give only {capacity}; add approvers or operators in [approvals], or \
+                 lower quorum.{class}",
+                list_or_none(&names)
+            ),
+        });
+    }
+    Ok(QuorumRule {
+        min_approvals,
+        require_user,
+        approvers,
+        operators: settings.operators.clone(),
+    })
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Where an approval's votes stand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tally {
+    /// The quorum is reached; the identities that approved.
+    Approved {
+        /// Approving identities, in the order they voted.
+        by: Vec<String>,
+    },
+    /// Someone denied: a single denial settles it.
+    Denied {
+        /// Who denied.
+        by: String,
+        /// Why, when they said.
+        reason: Option<String>,
+    },
+    /// Still waiting.
+    Pending {
+        /// Current approvals counted.
+        have: u32,
+        /// Approvals needed.
+        need: u32,
+        /// Whether a person's approval is still missing.
+        user_missing: bool,
+    },
+}
+
+/// Counts the votes that still apply: cast on this approval's current risk
+/// class and deadline (a vote cast before either changed is stale). Any
+/// current denial wins, whoever cast it (stopping a call is always safe).
+/// Approvals count once per identity, from approver kinds the quorum
+/// admits, never from the requester.
+pub fn tally(approval: &Approval, votes: &[Vote]) -> Tally {
+    let mut seen = BTreeSet::new();
+    let mut by = Vec::new();
+    let mut user = false;
+    for v in votes.iter().filter(|v| v.is_current(approval)) {
+        if !v.approve {
+            return Tally::Denied {
+                by: v.identity.clone(),
+                reason: v.reason.clone(),
+            };
+        }
+        if approval.requester.as_deref() == Some(v.identity.as_str())
+            || !approval.quorum.admits(v.kind)
+        {
+            continue;
+        }
+        if seen.insert(v.identity.as_str()) {
+            by.push(v.identity.clone());
+            user |= v.kind == ApproverKind::UserRequest;
+        }
+    }
+    let need = approval.quorum.min_approvals.max(1);
+    let have = by.len() as u32;
+    let user_missing = approval.quorum.require_user && !user;
+    if have >= need && !user_missing {
+        Tally::Approved { by }
+    } else {
+        Tally::Pending {
+            have,
+            need,
+            user_missing,
+        }
+    }
+}

@@ -1,0 +1,253 @@
+use super::*;
+use crate::model::{RiskClass, ToolCall};
+use crate::policy::Policy;
+use serde_json::json;
+
+fn call(v: serde_json::Value) -> ToolCall {
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn binding_ignores_key_order_and_counts_every_nested_value() {
+    let a = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}]}}}));
+    let b = call(json!({"params":{"opts":{"b":[1,{"x":"y"}],"a":1},"command":"rm -rf build"},"tool":"exec"}));
+    assert_eq!(binding_hash(&a), binding_hash(&b));
+    let c = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"z"}]}}}));
+    assert_ne!(binding_hash(&a), binding_hash(&c), "a changed nested value");
+    let d = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}],"c":null}}}));
+    assert_ne!(binding_hash(&a), binding_hash(&d), "an added nested key");
+    let e = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[{"x":"y"},1]}}}));
+    assert_ne!(binding_hash(&a), binding_hash(&e), "array order counts");
+}
+
+#[test]
+fn binding_includes_tool_and_scope() {
+    let base = json!({"tool":"exec","params":{"command":"rm -rf build"},"cwd":"/a","session":"s1"});
+    let h = binding_hash(&call(base.clone()));
+    for (k, v) in [("tool", json!("Bash")), ("cwd", json!("/b")), ("session", json!("s2")), ("agent", json!("x"))] {
+        let mut other = base.clone();
+        other[k] = v;
+        assert_ne!(h, binding_hash(&call(other)), "{k} is part of the binding");
+    }
+    // Fields outside the binding do not change it.
+    let mut other = base.clone();
+    other["call_id"] = json!("c9");
+    other["requester"] = json!({"id": "u2"});
+    assert_eq!(h, binding_hash(&call(other)));
+}
+
+#[test]
+fn ids_round_trip_and_reject_junk() {
+    let id = ApprovalId::from_random([0xab; 16]);
+    assert_eq!(id.to_string().len(), 32);
+    assert_eq!(ApprovalId::parse(&id.to_string()), Ok(id));
+    assert_eq!(ApprovalId::parse(&id.to_string().to_uppercase()), Ok(id));
+    for junk in ["", "abc", "zz".repeat(16).as_str(), &"a".repeat(33)] {
+        assert!(ApprovalId::parse(junk).is_err(), "{junk:?}");
+    }
+    let h = binding_hash(&ToolCall::default());
+    assert_eq!(BindingHash::from_hex(&h.to_hex()), Ok(h));
+}
+
+fn settings(extra: &str) -> Policy {
+    Policy::from_toml_str(&format!("[approvals]\n{extra}\n"), "t.toml").unwrap()
+}
+
+const RULE: &str = "[[approvals.rule]]\nname = \"r\"\napprove = [\"exec(make test)\"]\n";
+
+/// Every approver set × risk class: what quorum it needs, or that it can
+/// never be reached.
+#[test]
+fn quorum_matrix() {
+    use ApproverKind::*;
+    use RiskClass::*;
+    // (policy, llm configured, class, Ok((min, require_user, approvers)) or Err)
+    type Want = Result<(u32, bool, &'static [ApproverKind]), ()>;
+    let cases: Vec<(String, bool, RiskClass, Want)> = vec![
+        // Defaults: people without limit; rules_based inactive without rules.
+        (String::new(), false, R2, Ok((1, false, &[UserRequest]))),
+        (String::new(), false, R3, Ok((1, true, &[UserRequest]))),
+        (String::new(), false, R4, Ok((2, true, &[UserRequest]))),
+        (RULE.into(), false, R2, Ok((1, false, &[UserRequest, RulesBased]))),
+        (RULE.into(), false, R4, Ok((2, true, &[UserRequest, RulesBased]))),
+        // llm_evaluation counts only when allowed and configured.
+        ("allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(), false, R2, Ok((1, false, &[UserRequest]))),
+        ("allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(), true, R2, Ok((1, false, &[UserRequest, LlmEvaluation]))),
+        ("allowed_approvers = [\"user_request\"]".into(), true, R2, Ok((1, false, &[UserRequest]))),
+        // Disabling people where a person is required fails closed.
+        (format!("disabled_approvers = [\"user_request\"]\n{RULE}"), false, R2, Ok((1, false, &[RulesBased]))),
+        (format!("disabled_approvers = [\"user_request\"]\n{RULE}"), false, R3, Err(())),
+        (format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"), false, R3, Ok((1, false, &[RulesBased]))),
+        (format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"), false, R4, Err(())),
+        ("allowed_approvers = []".into(), false, R2, Err(())),
+        ("allowed_approvers = [\"rules_based\"]".into(), false, R2, Err(())),
+        // Named operators count one each.
+        ("operators = [\"alice\"]".into(), false, R3, Ok((1, true, &[UserRequest]))),
+        ("operators = [\"alice\"]".into(), false, R4, Err(())),
+        (format!("operators = [\"alice\"]\n{RULE}"), false, R4, Ok((2, true, &[UserRequest, RulesBased]))),
+        ("operators = [\"alice\", \"bob\"]".into(), false, R4, Ok((2, true, &[UserRequest]))),
+        ("operators = [\"alice\", \"bob\"]\nquorum = { R4 = 3 }".into(), false, R4, Err(())),
+        ("quorum = { R2 = 5 }".into(), false, R2, Ok((5, false, &[UserRequest]))),
+        ("require_user = [\"R2\"]".into(), false, R2, Ok((1, true, &[UserRequest]))),
+    ];
+    for (extra, llm, class, want) in cases {
+        let p = settings(&extra);
+        let got = requirement(p.approvals(), class, llm);
+        match (&got, want) {
+            (Ok(q), Ok((min, user, kinds))) => {
+                assert_eq!((q.min_approvals, q.require_user, q.approvers.as_slice()), (min, user, kinds), "{extra:?} {class}");
+            }
+            (Err(e), Err(())) => assert!(e.to_string().starts_with("insufficient-factors: "), "{e}"),
+            _ => panic!("{extra:?} {class}: got {got:?}"),
+        }
+    }
+}
+
+fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
+    Approval {
+        id: ApprovalId::from_random([7; 16]),
+        binding: binding_hash(&ToolCall::default()),
+        state: ApprovalState::Pending,
+        risk,
+        reason: "r".into(),
+        tool: "exec".into(),
+        summary: "rm -rf build".into(),
+        call: json!({}),
+        requester: Some("u1".into()),
+        session: Some("s1".into()),
+        agent: None,
+        quorum,
+        relay: false,
+        created_ms: 1_000,
+        expires_ms: 301_000,
+        window_ms: 30_000,
+        usable_until_ms: None,
+        resolved_ms: None,
+        resolution: None,
+    }
+}
+
+fn rule(min: u32, user: bool, kinds: &[ApproverKind]) -> QuorumRule {
+    QuorumRule { min_approvals: min, require_user: user, approvers: kinds.to_vec(), operators: vec![] }
+}
+
+fn vote(a: &Approval, kind: ApproverKind, who: &str, approve: bool) -> Vote {
+    Vote {
+        approval: a.id,
+        kind,
+        identity: who.into(),
+        approve,
+        reason: None,
+        relayed: false,
+        channel: "cli".into(),
+        risk: a.risk,
+        expires_ms: a.expires_ms,
+        at_ms: 2_000,
+    }
+}
+
+#[test]
+fn quorum_counts_distinct_current_votes_and_needs_a_person_where_required() {
+    use ApproverKind::*;
+    let a = approval(RiskClass::R4, rule(2, true, &[UserRequest, RulesBased]));
+    let alice = vote(&a, UserRequest, "alice", true);
+    let rules = vote(&a, RulesBased, "rules_based", true);
+    assert!(matches!(tally(&a, &[alice.clone()]), Tally::Pending { have: 1, need: 2, user_missing: false }));
+    assert!(matches!(tally(&a, &[alice.clone(), alice.clone()]), Tally::Pending { have: 1, .. }), "one vote per identity");
+    assert!(matches!(tally(&a, &[rules.clone()]), Tally::Pending { have: 1, user_missing: true, .. }));
+    assert!(matches!(tally(&a, &[alice.clone(), rules.clone()]), Tally::Approved { .. }));
+    let bob = vote(&a, UserRequest, "bob", true);
+    assert!(matches!(tally(&a, &[alice.clone(), bob.clone()]), Tally::Approved { .. }));
+    // A stale vote (cast before the risk changed) does not count.
+    let mut stale = bob.clone();
+    stale.risk = RiskClass::R3;
+    assert!(matches!(tally(&a, &[alice.clone(), stale]), Tally::Pending { have: 1, .. }));
+    // The requester's vote never counts, even if it got in.
+    let own = vote(&a, UserRequest, "u1", true);
+    assert!(matches!(tally(&a, &[alice.clone(), own]), Tally::Pending { have: 1, .. }));
+    // A denial wins over any number of approvals.
+    let no = vote(&a, UserRequest, "carol", false);
+    assert!(matches!(tally(&a, &[alice, bob, no]), Tally::Denied { .. }));
+    // R3 with rules alone is not enough: a person is required.
+    let a3 = approval(RiskClass::R3, rule(1, true, &[UserRequest, RulesBased]));
+    assert!(matches!(tally(&a3, &[vote(&a3, RulesBased, "rules_based", true)]), Tally::Pending { user_missing: true, .. }));
+    let a2 = approval(RiskClass::R2, rule(1, false, &[UserRequest, RulesBased]));
+    assert!(matches!(tally(&a2, &[vote(&a2, RulesBased, "rules_based", true)]), Tally::Approved { .. }));
+}
+
+#[test]
+fn votes_are_checked_for_separation_of_duties() {
+    use ApproverKind::*;
+    let a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    assert!(matches!(check_vote(&a, &[], &vote(&a, UserRequest, "u1", true), 2_000), Err(VoteRefused::SelfApproval(_))));
+    assert_eq!(check_vote(&a, &[], &vote(&a, UserRequest, "u1", false), 2_000), Ok(()), "the requester may deny");
+    assert!(matches!(check_vote(&a, &[], &vote(&a, UserRequest, " ", true), 2_000), Err(VoteRefused::NoIdentity)));
+    assert!(matches!(check_vote(&a, &[], &vote(&a, RulesBased, "rules_based", true), 2_000), Err(VoteRefused::KindInactive(_))));
+    let alice = vote(&a, UserRequest, "alice", true);
+    assert_eq!(check_vote(&a, &[], &alice, 2_000), Ok(()));
+    assert!(matches!(check_vote(&a, std::slice::from_ref(&alice), &alice, 2_000), Err(VoteRefused::AlreadyVoted(_))));
+    assert!(matches!(check_vote(&a, &[], &alice, 301_000), Err(VoteRefused::Expired(_))));
+    let mut named = a.clone();
+    named.quorum.operators = vec!["bob".into()];
+    assert!(matches!(check_vote(&named, &[], &alice, 2_000), Err(VoteRefused::NotAnOperator(_))));
+    let mut done = a.clone();
+    done.state = ApprovalState::Consumed;
+    assert!(matches!(check_vote(&done, &[], &alice, 2_000), Err(VoteRefused::Closed { .. })));
+}
+
+#[test]
+fn relayed_votes_need_the_opt_in_the_session_and_never_r4() {
+    use ApproverKind::*;
+    let mut a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let mut relayed = vote(&a, UserRequest, &relay_identity(Some("s1")), true);
+    relayed.relayed = true;
+    assert!(matches!(check_vote(&a, &[], &relayed, 2_000), Err(VoteRefused::RelayRefused(_))));
+    a.relay = true;
+    assert_eq!(check_vote(&a, &[], &relayed, 2_000), Ok(()));
+    let mut other = relayed.clone();
+    other.identity = relay_identity(Some("s2"));
+    assert!(matches!(check_vote(&a, &[], &other, 2_000), Err(VoteRefused::RelayRefused(_))));
+    let mut r4 = approval(RiskClass::R4, rule(1, true, &[UserRequest]));
+    r4.relay = false; // what the gate sets for R4 whatever the policy says
+    let mut v = vote(&r4, UserRequest, &relay_identity(Some("s1")), true);
+    v.relayed = true;
+    let e = check_vote(&r4, &[], &v, 2_000).unwrap_err();
+    assert!(e.to_string().contains("R4"), "{e}");
+}
+
+#[test]
+fn lifecycle_approve_consume_once_expire_and_refresh() {
+    use ApproverKind::*;
+    let mut a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let alice = vote(&a, UserRequest, "alice", true);
+    assert!(!a.consume(2_000), "a pending approval cannot be consumed");
+    assert!(matches!(a.settle(&[alice.clone()], 2_000), Tally::Approved { .. }));
+    assert_eq!((a.state, a.usable_until_ms), (ApprovalState::Approved, Some(32_000)));
+    assert!(a.consume(3_000));
+    assert!(!a.consume(3_001), "consumed once");
+    // Approved but not used in time.
+    let mut b = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    b.settle(&[vote(&b, UserRequest, "alice", true)], 2_000);
+    assert!(!b.consume(32_000));
+    assert!(b.expire_if_due(32_000));
+    assert_eq!(b.state, ApprovalState::Expired);
+    // Pending past its TTL.
+    let mut c = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    assert!(!c.expire_if_due(300_999));
+    assert!(c.expire_if_due(301_000));
+    // A changed risk class puts an approved approval back to pending and
+    // makes its votes stale.
+    let mut d = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let v = vote(&d, UserRequest, "alice", true);
+    d.settle(std::slice::from_ref(&v), 2_000);
+    assert!(d.refresh(RiskClass::R4, rule(2, true, &[UserRequest]), d.expires_ms));
+    assert_eq!(d.state, ApprovalState::Pending);
+    assert!(!v.is_current(&d));
+    assert!(matches!(d.settle(&[v], 3_000), Tally::Pending { have: 0, .. }));
+    // A changed TTL alone also makes votes stale.
+    let mut e = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let v = vote(&e, UserRequest, "alice", true);
+    assert!(e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000));
+    assert!(!v.is_current(&e));
+    assert!(!e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000), "nothing changed");
+}

@@ -1,0 +1,102 @@
+//! Automated approval factors (seed 001): the deterministic `rules_based`
+//! approver, and the trait a model-backed `llm_evaluation` approver
+//! implements.
+
+use crate::approval::ApproverKind;
+use crate::engine::Engine;
+use crate::model::{RiskClass, ToolCall};
+use crate::normalize::{ToolKind, normalize};
+use crate::paths::Env;
+use crate::policy::ApprovalRule;
+use crate::shell;
+
+/// What an automated approver says about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FactorVote {
+    /// Approve, with the reason recorded on the vote.
+    Approve(String),
+    /// Deny, with the reason; a single denial settles the approval.
+    Deny(String),
+    /// No opinion: a person (or another factor) must decide.
+    Abstain,
+}
+
+/// An automated approval factor. Implementations must be deterministic for
+/// a given call and class, or record why not in their reasons: their votes
+/// are audited and must be explainable afterwards.
+pub trait Approver: Send + Sync {
+    /// Which kind of factor this is.
+    fn kind(&self) -> ApproverKind;
+    /// The identity its votes carry (one vote per identity).
+    fn identity(&self) -> String;
+    /// Judges a call of risk class `class`, whose requester is on the call.
+    fn evaluate(&self, engine: &Engine, call: &ToolCall, base: &Env, class: RiskClass)
+    -> FactorVote;
+}
+
+/// The `rules_based` approver: approves when one of the policy's
+/// `[[approvals.rule]]` entries covers the call; otherwise abstains.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RulesApprover;
+
+impl Approver for RulesApprover {
+    fn kind(&self) -> ApproverKind {
+        ApproverKind::RulesBased
+    }
+
+    fn identity(&self) -> String {
+        "rules_based".to_string()
+    }
+
+    fn evaluate(
+        &self,
+        engine: &Engine,
+        call: &ToolCall,
+        base: &Env,
+        class: RiskClass,
+    ) -> FactorVote {
+        let rules = &engine.policy().approvals().rules;
+        match rules.iter().find(|r| rule_covers(engine, r, call, base, class)) {
+            Some(r) => FactorVote::Approve(format!("[[approvals.rule]] {:?}", r.name)),
+            None => FactorVote::Abstain,
+        }
+    }
+}
+
+/// Whether one approval rule covers the call: the class is within its
+/// `max_risk`, the requester has one of its roles (when it names any), and
+/// its `approve` patterns match as strictly as allow rules do — for shell
+/// commands, every simple command must match one and nothing may be opaque.
+fn rule_covers(
+    engine: &Engine,
+    rule: &ApprovalRule,
+    call: &ToolCall,
+    base: &Env,
+    class: RiskClass,
+) -> bool {
+    if class > rule.max_risk {
+        return false;
+    }
+    if !rule.requester_roles.is_empty() {
+        let role = call.requester.as_ref().and_then(|r| r.role.as_deref());
+        if !role.is_some_and(|role| rule.requester_roles.iter().any(|r| r == role)) {
+            return false;
+        }
+    }
+    let env = engine.env_for(call, base);
+    let n = normalize(call, &env);
+    let env = env.with_cwd(&n.cwd);
+    if n.kind != ToolKind::Exec {
+        return rule.approve.iter().any(|r| r.matches(&n, &env, true));
+    }
+    let Some(command) = n.command.as_deref() else {
+        return false;
+    };
+    let analysis = shell::analyze(command, &env);
+    !analysis.commands.is_empty()
+        && analysis.opaque.is_empty()
+        && analysis
+            .commands
+            .iter()
+            .all(|c| rule.approve.iter().any(|r| r.matches_exec_strict(c)))
+}

@@ -1,0 +1,251 @@
+//! `[approvals]`: how long approvals live, who may give them, and how many
+//! are needed (seeds 000 and 001).
+//!
+//! ```toml
+//! [approvals]
+//! pending_ttl = "5m"                 # how long a request waits for its quorum
+//! approval_window = "30s"            # how long a granted approval stays usable
+//! quorum = { R2 = 1, R3 = 1, R4 = 2 }
+//! require_user = ["R3", "R4"]        # classes that need a person among the approvers
+//! allowed_approvers = ["user_request", "rules_based"]   # + "llm_evaluation"
+//! disabled_approvers = []
+//! operators = []                     # when set, the only people who may approve
+//! relay = false                      # agent-relayed approval (never for R4)
+//!
+//! [[approvals.rule]]                 # the rules_based approver
+//! name = "owners may message the team channel"
+//! approve = ["message(send)"]
+//! requester_roles = ["owner"]
+//! max_risk = "R3"
+//! ```
+
+use super::duration::parse_duration;
+use super::error::{ErrorKind, PolicyError, line_col};
+use super::rule::Rule;
+use super::schema::RawApprovals;
+use crate::approval::ApproverKind;
+use crate::model::RiskClass;
+use std::time::Duration;
+use toml::Spanned;
+
+/// One `[[approvals.rule]]`: when the `rules_based` approver approves.
+#[derive(Debug, Clone)]
+pub struct ApprovalRule {
+    /// A name shown in votes and the audit trail.
+    pub name: String,
+    /// Calls it approves, in rule syntax, matched as strictly as allow rules
+    /// (for shell commands: every simple command must match one).
+    pub approve: Vec<Rule>,
+    /// When not empty, the requester must have one of these roles.
+    pub requester_roles: Vec<String>,
+    /// The highest risk class it may approve (default R3).
+    pub max_risk: RiskClass,
+}
+
+/// `[approvals]`: how pending approvals behave and who may approve.
+#[derive(Debug, Clone)]
+pub struct ApprovalSettings {
+    /// How long a pending approval waits before it expires (default 5 minutes).
+    pub pending_ttl: Duration,
+    /// How long an approval, once granted, stays usable (default 30 seconds).
+    pub approval_window: Duration,
+    /// Whether approvals relayed by the agent itself are accepted (default
+    /// false; never for R4, whatever this says).
+    pub relay: bool,
+    /// The approver kinds the policy allows (default `user_request`,
+    /// `rules_based`).
+    pub allowed_approvers: Vec<ApproverKind>,
+    /// Approver kinds removed before quorum is computed.
+    pub disabled_approvers: Vec<ApproverKind>,
+    /// When not empty, the only people who may approve as `user_request`;
+    /// each counts as one factor towards what the quorum can reach.
+    pub operators: Vec<String>,
+    /// The `rules_based` approver's rules; it is inactive without any.
+    pub rules: Vec<ApprovalRule>,
+    quorum: [u32; 5],
+    require_user: [bool; 5],
+}
+
+impl ApprovalSettings {
+    /// How many distinct approvers a call of this risk class needs; always
+    /// at least 1 (defaults: R0–R3 need 1, R4 needs 2).
+    pub fn quorum(&self, class: RiskClass) -> u32 {
+        self.quorum[class as usize]
+    }
+
+    /// Whether a call of this class needs a person among its approvers
+    /// (defaults: R3 and R4).
+    pub fn require_user(&self, class: RiskClass) -> bool {
+        self.require_user[class as usize]
+    }
+
+    /// Allowed approver kinds minus disabled ones, in the order allowed.
+    pub fn active_approvers(&self) -> impl Iterator<Item = ApproverKind> + '_ {
+        self.allowed_approvers
+            .iter()
+            .copied()
+            .filter(|k| !self.disabled_approvers.contains(k))
+    }
+}
+
+impl Default for ApprovalSettings {
+    fn default() -> Self {
+        ApprovalSettings {
+            pending_ttl: Duration::from_secs(300),
+            approval_window: Duration::from_secs(30),
+            relay: false,
+            allowed_approvers: vec![ApproverKind::UserRequest, ApproverKind::RulesBased],
+            disabled_approvers: Vec::new(),
+            operators: Vec::new(),
+            rules: Vec::new(),
+            quorum: [1, 1, 1, 1, 2],
+            require_user: [false, false, false, true, true],
+        }
+    }
+}
+
+/// Reads `[approvals]`, with errors pointing into `src`.
+pub(super) fn parse_approvals(
+    raw: Option<RawApprovals>,
+    src: &str,
+    origin: &str,
+) -> Result<ApprovalSettings, PolicyError> {
+    let mut out = ApprovalSettings::default();
+    let Some(a) = raw else { return Ok(out) };
+    let at = |offset: usize, kind: ErrorKind, msg: String| {
+        PolicyError::at(origin, src, offset, kind, msg)
+    };
+    let dur = |d: &Spanned<String>, key: &str| {
+        parse_duration(d.get_ref())
+            .map_err(|m| at(d.span().start, ErrorKind::Value, format!("{key} {m}")))
+    };
+    if let Some(d) = &a.pending_ttl {
+        out.pending_ttl = dur(d, "pending_ttl")?;
+    }
+    if let Some(d) = &a.approval_window {
+        out.approval_window = dur(d, "approval_window")?;
+    }
+    if let Some(r) = a.relay {
+        out.relay = r;
+    }
+    if let Some(q) = a.quorum {
+        for (i, v) in [q.r0, q.r1, q.r2, q.r3, q.r4].into_iter().enumerate() {
+            let Some(v) = v else { continue };
+            let n = *v.get_ref();
+            out.quorum[i] = u32::try_from(n)
+                .ok()
+                .filter(|n| (1..=100).contains(n))
+                .ok_or_else(|| {
+                    at(
+                        v.span().start,
+                        ErrorKind::Value,
+                        format!(
+                            "quorum R{i} = {n} is out of range — each risk class needs from 1 \
+                             to 100 approvals"
+                        ),
+                    )
+                })?;
+        }
+    }
+    if let Some(list) = &a.require_user {
+        out.require_user = [false; 5];
+        for c in list {
+            let class = risk_class(c, &at)?;
+            out.require_user[class as usize] = true;
+        }
+    }
+    if let Some(list) = &a.allowed_approvers {
+        out.allowed_approvers = approver_kinds(list, &at)?;
+    }
+    if let Some(list) = &a.disabled_approvers {
+        out.disabled_approvers = approver_kinds(list, &at)?;
+    }
+    for name in &a.operators {
+        let n = name.get_ref().trim();
+        if n.is_empty() || n.chars().any(char::is_control) {
+            return Err(at(
+                name.span().start,
+                ErrorKind::Value,
+                "operators entries are approver names such as \"alice\"; this one is empty"
+                    .to_string(),
+            ));
+        }
+        if !out.operators.iter().any(|o| o == n) {
+            out.operators.push(n.to_string());
+        }
+    }
+    for r in &a.rule {
+        let span = r.span().start;
+        let r = r.get_ref();
+        let name = r
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("rule at line {}", line_col(src, span).0));
+        if r.approve.is_empty() {
+            return Err(at(
+                span,
+                ErrorKind::Value,
+                format!(
+                    "[[approvals.rule]] {name:?} approves nothing — add approve = [\"Tool(spec)\"]"
+                ),
+            ));
+        }
+        let approve = r
+            .approve
+            .iter()
+            .map(|s| {
+                let (line, col) = line_col(src, s.span().start);
+                Rule::parse(s.get_ref())
+                    .map(|rule| rule.with_location(line, col))
+                    .map_err(|e| at(s.span().start, ErrorKind::Rule, e.message().to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let max_risk = match &r.max_risk {
+            Some(c) => risk_class(c, &at)?,
+            None => RiskClass::R3,
+        };
+        out.rules.push(ApprovalRule {
+            name,
+            approve,
+            requester_roles: r.requester_roles.clone(),
+            max_risk,
+        });
+    }
+    Ok(out)
+}
+
+fn risk_class(
+    c: &Spanned<String>,
+    at: &impl Fn(usize, ErrorKind, String) -> PolicyError,
+) -> Result<RiskClass, PolicyError> {
+    RiskClass::parse(c.get_ref()).ok_or_else(|| {
+        at(
+            c.span().start,
+            ErrorKind::Value,
+            format!("{:?} is not a risk class — use R0, R1, R2, R3 or R4", c.get_ref()),
+        )
+    })
+}
+
+fn approver_kinds(
+    list: &[Spanned<String>],
+    at: &impl Fn(usize, ErrorKind, String) -> PolicyError,
+) -> Result<Vec<ApproverKind>, PolicyError> {
+    let mut kinds = Vec::new();
+    for s in list {
+        let kind = ApproverKind::parse(s.get_ref()).ok_or_else(|| {
+            at(
+                s.span().start,
+                ErrorKind::Value,
+                format!(
+                    "{:?} is not an approver — use user_request, rules_based or llm_evaluation",
+                    s.get_ref()
+                ),
+            )
+        })?;
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    Ok(kinds)
+}

@@ -1,0 +1,97 @@
+//! toolgate's durable state: approvals, votes, acknowledgements and the
+//! hash-chained audit log, behind a [`Store`] trait with an embedded SQLite
+//! implementation ([`SqliteStore`], WAL). Around it, the I/O half of the
+//! decision path: [`Gate`] decides a call with the pure core, then consumes
+//! or creates approvals and records everything in one transaction, so a
+//! decision is never reported before it is durable.
+//!
+//! Everything written to the store is redacted first (see
+//! `toolgate_core::redact`); approval binding hashes are computed on the
+//! original call before redaction.
+#![forbid(unsafe_code)]
+
+mod audit_log;
+mod clock;
+mod error;
+mod gate;
+mod operator;
+mod sqlite;
+
+pub use audit_log::{ExportedEntry, export, hex, verify};
+pub use clock::{Clock, ManualClock, SystemClock, random_hex};
+pub use error::StoreError;
+pub use gate::{Gate, RELAY_TOOLS};
+pub use operator::{
+    Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
+    vote,
+};
+pub use sqlite::{SqliteStore, SyncMode};
+
+use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::audit::AuditEvent;
+
+/// One stored audit row, as kept: its number, its hash, and its canonical
+/// text (see `toolgate_core::audit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRow {
+    /// The sequence number column.
+    pub seq: u64,
+    /// The stored hash.
+    pub hash: [u8; 32],
+    /// The canonical JSON text of the entry.
+    pub entry: String,
+}
+
+/// Durable state. Writes happen inside a [`Tx`], which is serializable: while
+/// one is open no other transaction (in this process or another) can write,
+/// so check-then-update sequences such as consuming an approval are atomic.
+pub trait Store: Send + Sync {
+    /// Opens a write transaction, waiting for other writers to finish.
+    fn begin(&self) -> Result<Box<dyn Tx + '_>, StoreError>;
+
+    /// Visits audit rows with `seq >= from`, in order, until `visit` returns
+    /// `false`, and returns the head recorded in the same snapshot. Reads a
+    /// consistent snapshot without blocking writers.
+    fn scan_audit(
+        &self,
+        from: u64,
+        visit: &mut dyn FnMut(AuditRow) -> bool,
+    ) -> Result<Option<(u64, [u8; 32])>, StoreError>;
+
+    /// The recorded head of the audit chain (last seq and hash), read in the
+    /// same snapshot as a scan started now would see; `None` when empty.
+    fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError>;
+
+    /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
+    fn location(&self) -> String;
+}
+
+/// One serializable write transaction. Dropped without [`Tx::commit`], it
+/// rolls back and nothing it did is visible.
+pub trait Tx {
+    /// The approval with this id.
+    fn approval(&mut self, id: &ApprovalId) -> Result<Option<Approval>, StoreError>;
+    /// The most recently created approval for this exact call.
+    fn latest_for_binding(&mut self, binding: &BindingHash)
+    -> Result<Option<Approval>, StoreError>;
+    /// Inserts or replaces an approval.
+    fn put_approval(&mut self, approval: &Approval) -> Result<(), StoreError>;
+    /// Approvals in any of `states`, newest first, at most `limit`.
+    fn approvals(
+        &mut self,
+        states: &[ApprovalState],
+        limit: usize,
+    ) -> Result<Vec<Approval>, StoreError>;
+    /// The votes cast on an approval, in the order cast.
+    fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError>;
+    /// Records a vote, replacing an earlier (stale) vote by the same identity.
+    fn put_vote(&mut self, vote: &Vote) -> Result<(), StoreError>;
+    /// Inserts or replaces an acknowledgement (one per key and scope).
+    fn put_ack(&mut self, ack: &Ack) -> Result<(), StoreError>;
+    /// The acknowledgement for a key and scope, if recorded.
+    fn ack(&mut self, key: &str, scope: &str) -> Result<Option<Ack>, StoreError>;
+    /// Appends an event to the audit chain; returns its sequence number.
+    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError>;
+    /// Makes everything durable (per the store's sync mode) and visible.
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}

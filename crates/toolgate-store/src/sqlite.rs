@@ -1,0 +1,471 @@
+//! The embedded store: one SQLite database (`toolgate.db`) in the data
+//! directory, in WAL mode, with versioned migrations.
+//!
+//! Writers take SQLite's write lock up front (`BEGIN IMMEDIATE`), so a
+//! transaction's reads and writes are serialized against every other writer,
+//! in this process or another; readers (audit scans) use their own
+//! connection and never block writers. With [`SyncMode::Full`] (the
+//! default) a commit is on disk when it returns; with [`SyncMode::Normal`] it
+//! survives a killed process but the last commits may be lost on power
+//! failure.
+
+use crate::operator::Ack;
+use crate::{AuditRow, Store, StoreError, Tx};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
+
+/// How hard a commit waits for the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// fsync on every commit: survives power loss.
+    #[default]
+    Full,
+    /// fsync at checkpoints: survives a killed process, not a power cut.
+    Normal,
+}
+
+/// Schema migrations, applied in order; `PRAGMA user_version` records how
+/// many ran. Append only: never edit a shipped migration.
+const MIGRATIONS: &[&str] = &[
+    // 1: approvals, votes, acknowledgements, audit chain and its head.
+    "CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        binding TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        record TEXT NOT NULL
+     ) STRICT;
+     CREATE INDEX approvals_by_binding ON approvals (binding, created_ms);
+     CREATE INDEX approvals_by_state ON approvals (state, created_ms);
+     CREATE TABLE votes (
+        approval TEXT NOT NULL REFERENCES approvals (id),
+        identity TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (approval, identity)
+     ) STRICT;
+     CREATE TABLE acks (
+        key TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (key, scope)
+     ) STRICT;
+     CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        hash BLOB NOT NULL,
+        entry TEXT NOT NULL
+     ) STRICT;
+     CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq INTEGER NOT NULL,
+        hash BLOB NOT NULL
+     ) STRICT;",
+];
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "toolgate.db";
+
+/// The SQLite store. Cheap to share behind an `Arc`; every method is safe to
+/// call from several threads (writes queue on an internal lock, then on
+/// SQLite's).
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in `dir`: the directory is created
+    /// private to the user, the database migrated to the current schema.
+    pub fn open(dir: &Path, sync: SyncMode) -> Result<SqliteStore, StoreError> {
+        create_private_dir(dir).map_err(|source| StoreError::DataDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        SqliteStore::open_file(&dir.join(DB_FILE), sync)
+    }
+
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open_file(path: &Path, sync: SyncMode) -> Result<SqliteStore, StoreError> {
+        let location = format!("sqlite:{}", path.display());
+        let err = |source| StoreError::Sqlite {
+            location: location.clone(),
+            source,
+        };
+        let writer = Connection::open(path).map_err(err)?;
+        configure(&writer, sync).map_err(err)?;
+        migrate(&writer, &location)?;
+        let reader = Connection::open(path).map_err(err)?;
+        configure(&reader, sync).map_err(err)?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            location: self.location(),
+            source,
+        }
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(30))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let level = match sync {
+        SyncMode::Full => "FULL",
+        SyncMode::Normal => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", level)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
+    let err = |source| StoreError::Sqlite {
+        location: location.to_string(),
+        source,
+    };
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
+    let result = (|| {
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(err)?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(StoreError::SchemaTooNew {
+                location: location.to_string(),
+                found: version,
+                known,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            conn.execute_batch(sql).map_err(err)?;
+            conn.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(err)?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(err),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Locks a connection; a panic in another thread while holding it leaves
+/// the connection usable (any open transaction is rolled back on next use).
+fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read_head(conn: &Connection) -> rusqlite::Result<Option<(u64, [u8; 32])>> {
+    conn.prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
+        .query_row([], |r| {
+            let seq: i64 = r.get(0)?;
+            let hash: Vec<u8> = r.get(1)?;
+            Ok((seq as u64, hash))
+        })
+        .optional()
+        .map(|o| {
+            o.map(|(seq, h)| {
+                let mut hash = [0u8; 32];
+                if h.len() == 32 {
+                    hash.copy_from_slice(&h);
+                }
+                (seq, hash)
+            })
+        })
+}
+
+impl Store for SqliteStore {
+    fn begin(&self) -> Result<Box<dyn Tx + '_>, StoreError> {
+        let conn = lock(&self.writer);
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK").map_err(self.err())?;
+        }
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(self.err())?;
+        Ok(Box::new(SqliteTx {
+            conn,
+            location: self.location(),
+            head: None,
+            head_dirty: false,
+            done: false,
+        }))
+    }
+
+    fn scan_audit(
+        &self,
+        from: u64,
+        visit: &mut dyn FnMut(AuditRow) -> bool,
+    ) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        let conn = lock(&self.reader);
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK").map_err(self.err())?;
+        }
+        conn.execute_batch("BEGIN").map_err(self.err())?;
+        let result = (|| {
+            let head = read_head(&conn)?;
+            let mut stmt =
+                conn.prepare_cached("SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq")?;
+            let mut rows = stmt.query(params![from as i64])?;
+            while let Some(r) = rows.next()? {
+                let seq: i64 = r.get(0)?;
+                let hash_ref = r.get_ref(1)?;
+                let mut hash = [0u8; 32];
+                // A hash of the wrong size or type is left zeroed: it can
+                // never verify, so the break is reported at this seq.
+                if let Ok(b) = hash_ref.as_blob()
+                    && b.len() == 32
+                {
+                    hash.copy_from_slice(b);
+                }
+                let entry = match r.get_ref(2)?.as_str() {
+                    Ok(s) => s.to_string(),
+                    Err(_) => String::new(),
+                };
+                if !visit(AuditRow {
+                    seq: seq as u64,
+                    hash,
+                    entry,
+                }) {
+                    break;
+                }
+            }
+            Ok(head)
+        })();
+        let _ = conn.execute_batch("COMMIT");
+        result.map_err(self.err())
+    }
+
+    fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        let conn = lock(&self.reader);
+        read_head(&conn).map_err(self.err())
+    }
+
+    fn location(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+}
+
+struct SqliteTx<'a> {
+    conn: MutexGuard<'a, Connection>,
+    location: String,
+    head: Option<(u64, [u8; 32])>,
+    head_dirty: bool,
+    done: bool,
+}
+
+impl SqliteTx<'_> {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            location: self.location.clone(),
+            source,
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+            location: self.location.clone(),
+            detail: format!("{what}: {e}"),
+        })
+    }
+
+    fn encode<T: serde::Serialize>(&self, value: &T) -> Result<String, StoreError> {
+        serde_json::to_string(value).map_err(|e| StoreError::Corrupt {
+            location: self.location.clone(),
+            detail: e.to_string(),
+        })
+    }
+
+    fn query_approvals(
+        &mut self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Approval>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+            stmt.query_map(args, |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("approval", t)).collect()
+    }
+}
+
+impl Tx for SqliteTx<'_> {
+    fn approval(&mut self, id: &ApprovalId) -> Result<Option<Approval>, StoreError> {
+        let id = id.to_string();
+        Ok(self
+            .query_approvals("SELECT record FROM approvals WHERE id = ?1", &[&id])?
+            .pop())
+    }
+
+    fn latest_for_binding(
+        &mut self,
+        binding: &BindingHash,
+    ) -> Result<Option<Approval>, StoreError> {
+        let b = binding.to_hex();
+        Ok(self
+            .query_approvals(
+                "SELECT record FROM approvals WHERE binding = ?1 \
+                 ORDER BY created_ms DESC, rowid DESC LIMIT 1",
+                &[&b],
+            )?
+            .pop())
+    }
+
+    fn put_approval(&mut self, a: &Approval) -> Result<(), StoreError> {
+        let record = self.encode(a)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO approvals (id, binding, state, created_ms, record) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    a.id.to_string(),
+                    a.binding.to_hex(),
+                    a.state.as_str(),
+                    a.created_ms,
+                    record
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn approvals(
+        &mut self,
+        states: &[ApprovalState],
+        limit: usize,
+    ) -> Result<Vec<Approval>, StoreError> {
+        let mut out = Vec::new();
+        for state in states {
+            let s = state.as_str().to_string();
+            let lim = limit as i64;
+            out.extend(self.query_approvals(
+                "SELECT record FROM approvals WHERE state = ?1 \
+                 ORDER BY created_ms DESC, rowid DESC LIMIT ?2",
+                &[&s, &lim],
+            )?);
+        }
+        out.sort_by(|a, b| b.created_ms.cmp(&a.created_ms));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid")
+                .map_err(self.err())?;
+            stmt.query_map(params![id.to_string()], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("vote", t)).collect()
+    }
+
+    fn put_vote(&mut self, v: &Vote) -> Result<(), StoreError> {
+        let record = self.encode(v)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO votes (approval, identity, at_ms, record) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (approval, identity) DO UPDATE SET at_ms = excluded.at_ms, \
+                 record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![v.approval.to_string(), v.identity, v.at_ms, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn put_ack(&mut self, ack: &Ack) -> Result<(), StoreError> {
+        let record = self.encode(ack)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO acks (key, scope, record) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (key, scope) DO UPDATE SET record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![ack.key, ack.scope, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn ack(&mut self, key: &str, scope: &str) -> Result<Option<Ack>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT record FROM acks WHERE key = ?1 AND scope = ?2")
+            .and_then(|mut s| s.query_row(params![key, scope], |r| r.get(0)).optional())
+            .map_err(self.err())?;
+        text.map(|t| self.decode("acknowledgement", &t)).transpose()
+    }
+
+    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
+        let (last, prev) = match self.head {
+            Some(h) => h,
+            None => read_head(&self.conn).map_err(self.err())?.unwrap_or((0, GENESIS)),
+        };
+        let seq = last + 1;
+        let text = event.canonical(seq);
+        let hash = chain_hash(&prev, text.as_bytes());
+        self.conn
+            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![seq as i64, &hash[..], text]))
+            .map_err(self.err())?;
+        self.head = Some((seq, hash));
+        self.head_dirty = true;
+        Ok(seq)
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
+        if self.head_dirty
+            && let Some((seq, hash)) = self.head
+        {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) \
+                     ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+                )
+                .and_then(|mut s| s.execute(params![seq as i64, &hash[..]]))
+                .map_err(self.err())?;
+        }
+        self.conn.execute_batch("COMMIT").map_err(self.err())?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for SqliteTx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Approvals end to end through the gate and the SQLite store: one-time,
+//! bound to exact parameters, separation of duties, quorum, expiry, relay.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::sync::{Arc, Barrier};
+use toolgate_core::approval::ApprovalState;
+use toolgate_core::model::{Layer, RiskClass, ToolCall, Verdict};
+use toolgate_store::{ManualClock, StoreError, VoteOutcome};
+
+const DEFAULT: &str = "";
+const APPLY: &str = "kubectl apply -f prod.yaml";
+
+#[test]
+fn approve_then_retry_runs_exactly_once() {
+    let dir = TempDir::new("once");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY);
+    let d = g.check(&call).unwrap();
+    let id = approval_id(&d);
+    assert_eq!(d.block_reason.as_deref().unwrap().split('|').nth(1), Some(id.to_string().as_str()));
+    assert!(d.audit_seq.is_some());
+    // Retrying before approval joins the same pending approval.
+    assert_eq!(approval_id(&g.check(&call).unwrap()), id);
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
+    let d = g.check(&call).unwrap();
+    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    assert!(d.reason.contains("alice"), "{}", d.reason);
+    // Used once: the next retry asks again, with a new id.
+    let again = g.check(&call).unwrap();
+    assert_ne!(approval_id(&again), id);
+    let view = toolgate_store::show(&*s, &*clock, &id).unwrap();
+    assert_eq!(view.approval.state, ApprovalState::Consumed);
+}
+
+#[test]
+fn two_concurrent_retries_one_runs_1000_times() {
+    let dir = TempDir::new("race");
+    let clock = Arc::new(ManualClock::new(T0));
+    // Each racer has its own connection, as two processes would.
+    let g1 = Arc::new(gate(store(&dir.0), DEFAULT, clock.clone()));
+    let g2 = Arc::new(gate(store(&dir.0), DEFAULT, clock.clone()));
+    let operator = store(&dir.0);
+    for i in 0..1000 {
+        let call = exec(&format!("kubectl apply -f x{i}.yaml"));
+        let id = approval_id(&g1.check(&call).unwrap());
+        toolgate_store::vote(&*operator, &*clock, &id, person("alice", true)).unwrap();
+        let barrier = Arc::new(Barrier::new(2));
+        let racers: Vec<_> = [g1.clone(), g2.clone()]
+            .into_iter()
+            .map(|g| {
+                let (call, barrier) = (call.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    g.check(&call).unwrap().decision
+                })
+            })
+            .collect();
+        let results: Vec<Verdict> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+        let allowed = results.iter().filter(|v| **v == Verdict::Allow).count();
+        assert_eq!(allowed, 1, "iteration {i}: {results:?}");
+        assert!(results.contains(&Verdict::Escalate), "iteration {i}: {results:?}");
+    }
+}
+
+#[test]
+fn an_approval_unlocks_only_the_exact_params_in_any_key_order() {
+    let dir = TempDir::new("exact");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let send = |body: serde_json::Value| -> ToolCall {
+        serde_json::from_value(json!({
+            "tool": "message",
+            "params": body,
+            "session": "s1",
+        }))
+        .unwrap()
+    };
+    let original = send(json!({"action": "send", "channel": "telegram", "target": "boss",
+        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 1}]}}));
+    let id = approval_id(&g.check(&original).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    // A changed nested value is a different call.
+    let changed = send(json!({"action": "send", "channel": "telegram", "target": "boss",
+        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 2}]}}));
+    assert_eq!(g.check(&changed).unwrap().decision, Verdict::Escalate);
+    // The same call with its keys in another order is the approved call.
+    let reordered = send(json!({"message": {"attachments": [{"size": 1, "name": "a.txt"}], "text": "hi"},
+        "target": "boss", "channel": "telegram", "action": "send"}));
+    let d = g.check(&reordered).unwrap();
+    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+}
+
+#[test]
+fn expired_approvals_fail() {
+    let dir = TempDir::new("expiry");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY);
+    // Pending past its TTL (5 minutes): votes are refused.
+    let id = approval_id(&g.check(&call).unwrap());
+    clock.advance(5 * 60 * 1000);
+    let e = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap_err();
+    assert!(matches!(e, StoreError::Refused(_)), "{e}");
+    assert!(e.to_string().contains("expired"), "{e}");
+    // Approved but not used within the window (30 s): the retry asks again.
+    let id2 = approval_id(&g.check(&call).unwrap());
+    assert_ne!(id2, id);
+    toolgate_store::vote(&*s, &*clock, &id2, person("alice", true)).unwrap();
+    clock.advance(30_000);
+    let d = g.check(&call).unwrap();
+    assert_eq!(d.decision, Verdict::Escalate);
+    assert_ne!(approval_id(&d), id2);
+    let state = |id| toolgate_store::show(&*s, &*clock, &id).unwrap().approval.state;
+    assert_eq!(state(id), ApprovalState::Expired);
+    assert_eq!(state(id2), ApprovalState::Expired);
+    // Just inside the window it works.
+    let id3 = approval_id(&g.check(&call).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id3, person("alice", true)).unwrap();
+    clock.advance(29_999);
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Allow);
+}
+
+#[test]
+fn the_requester_cannot_approve_their_own_call() {
+    let dir = TempDir::new("self");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY); // requester u1
+    let id = approval_id(&g.check(&call).unwrap());
+    let e = toolgate_store::vote(&*s, &*clock, &id, person("u1", true)).unwrap_err();
+    assert!(e.to_string().contains("separation of duties"), "{e}");
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Escalate);
+    // The refusal is on the record.
+    let mut refused = 0;
+    toolgate_store::export(&*s, 1, &mut |e| {
+        if e.entry["kind"] == "approval.vote" && e.entry["data"].get("refused").is_some() {
+            refused += 1;
+        }
+        true
+    })
+    .unwrap();
+    assert_eq!(refused, 1);
+    // One vote per identity.
+    let policy = "[approvals]\nquorum = { R3 = 2 }\n";
+    let g = gate(s.clone(), policy, clock.clone());
+    let call = exec("kubectl apply -f other.yaml");
+    let id = approval_id(&g.check(&call).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    let e = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap_err();
+    assert!(e.to_string().contains("already voted"), "{e}");
+}
+
+#[test]
+fn r4_needs_two_approvers_including_a_person() {
+    let dir = TempDir::new("r4");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec("dropdb prod");
+    let d = g.check(&call).unwrap();
+    assert_eq!(d.risk, RiskClass::R4, "{d:?}");
+    assert_eq!(d.approval.as_ref().unwrap().min_approvals, 2);
+    let id = approval_id(&d);
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert!(matches!(out, VoteOutcome::Recorded { have: 1, need: 2, .. }), "{out:?}");
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Escalate);
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("bob", true)).unwrap();
+    assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Allow);
+}
+
+#[test]
+fn too_few_approvers_fail_closed() {
+    let dir = TempDir::new("insufficient");
+    let clock = Arc::new(ManualClock::new(T0));
+    let policy = "[approvals]\noperators = [\"alice\"]\n";
+    let g = gate(store(&dir.0), policy, clock.clone());
+    let d = g.check(&exec("dropdb prod")).unwrap();
+    assert_eq!((d.decision, d.layer), (Verdict::Block, Layer::Approval), "{d:?}");
+    assert!(d.reason.contains("insufficient-factors"), "{}", d.reason);
+    assert!(d.block_reason.unwrap().starts_with("TOOLGATE_BLOCK|"));
+    // R3 still works with one named operator, and only that operator.
+    let s = store(&dir.0);
+    let id = approval_id(&g.check(&exec(APPLY)).unwrap());
+    let e = toolgate_store::vote(&*s, &*clock, &id, person("mallory", true)).unwrap_err();
+    assert!(e.to_string().contains("not one of the operators"), "{e}");
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+}
+
+#[test]
+fn a_denial_blocks_retries_until_the_ttl_passes() {
+    let dir = TempDir::new("deny");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY);
+    let id = approval_id(&g.check(&call).unwrap());
+    let mut no = person("u1", false); // the requester may withdraw
+    no.reason = Some("not today".into());
+    assert_eq!(toolgate_store::vote(&*s, &*clock, &id, no).unwrap(), VoteOutcome::Denied);
+    let d = g.check(&call).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "{d:?}");
+    assert!(d.reason.contains("not today"), "{}", d.reason);
+    clock.advance(5 * 60 * 1000);
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Escalate);
+}
+
+#[test]
+fn rules_based_approver_approves_what_its_rules_cover() {
+    let dir = TempDir::new("rules");
+    let clock = Arc::new(ManualClock::new(T0));
+    let policy = r#"
+[approvals]
+require_user = []
+[[approvals.rule]]
+name = "owners may apply staging manifests"
+approve = ["exec(kubectl apply -f staging.yaml)", "exec(kubectl apply -f staging-2.yaml)"]
+requester_roles = ["owner"]
+"#;
+    let g = gate(store(&dir.0), policy, clock.clone());
+    let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
+    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    assert!(d.reason.contains("rules_based"), "{}", d.reason);
+    // Not covered: the rules abstain, a person must decide.
+    assert_eq!(g.check(&exec(APPLY)).unwrap().decision, Verdict::Escalate);
+    // A compound command needs every part covered.
+    let d = g.check(&exec("kubectl apply -f staging.yaml && kubectl apply -f prod.yaml")).unwrap();
+    assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
+    // Another role: abstain.
+    let mut guest = exec("kubectl apply -f staging-2.yaml");
+    guest.requester.as_mut().unwrap().role = Some("guest".into());
+    assert_eq!(g.check(&guest).unwrap().decision, Verdict::Escalate);
+    // With the default require_user (R3 needs a person), rules alone are not enough.
+    let g = gate(store(&dir.0), &policy.replace("require_user = []", ""), clock);
+    assert_eq!(g.check(&exec("kubectl apply -f staging-2.yaml")).unwrap().decision, Verdict::Escalate);
+}
+
+#[test]
+fn a_changed_ttl_makes_earlier_votes_stale() {
+    let dir = TempDir::new("stale");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let two = "[approvals]\nquorum = { R3 = 2 }\n";
+    let g = gate(s.clone(), two, clock.clone());
+    let call = exec(APPLY);
+    let id = approval_id(&g.check(&call).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    // The policy changes the TTL; the retry re-judges the same approval.
+    let g = gate(s.clone(), "[approvals]\nquorum = { R3 = 2 }\npending_ttl = \"10m\"\n", clock.clone());
+    assert_eq!(approval_id(&g.check(&call).unwrap()), id);
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("bob", true)).unwrap();
+    assert!(matches!(out, VoteOutcome::Recorded { have: 1, need: 2, .. }), "alice's vote is stale: {out:?}");
+    // Alice may vote again on the current terms.
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
+    let view = toolgate_store::show(&*s, &*clock, &id).unwrap();
+    assert!(view.votes.iter().all(|v| v.current));
+}
+
+fn relay_call(id: &str, session: &str) -> ToolCall {
+    serde_json::from_value(json!({"tool": "toolgate_approve", "params": {"id": id, "reason": "user said yes"}, "session": session})).unwrap()
+}
+
+#[test]
+fn relayed_approval_is_opt_in_same_session_and_never_r4() {
+    let dir = TempDir::new("relay");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let call = exec(APPLY);
+    // Off by default.
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let id = approval_id(&g.check(&call).unwrap()).to_string();
+    let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "{d:?}");
+    assert!(d.reason.contains("relay"), "{}", d.reason);
+    // Opted in: the agent relays, then retries.
+    let g = gate(s.clone(), "[approvals]\nrelay = true\n", clock.clone());
+    let call2 = exec("kubectl apply -f release.yaml");
+    let id = approval_id(&g.check(&call2).unwrap()).to_string();
+    let d = g.check(&relay_call(&id, "another-session")).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "another session cannot relay: {d:?}");
+    let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
+    assert_eq!(d.decision, Verdict::Allow, "{d:?}");
+    let d = g.check(&call2).unwrap();
+    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    let view = toolgate_store::show(&*s, &*clock, &toolgate_core::approval::ApprovalId::parse(&id).unwrap()).unwrap();
+    assert!(view.votes.iter().any(|v| v.vote.relayed), "recorded as relayed");
+    // Never for R4.
+    let id = approval_id(&g.check(&exec("dropdb prod")).unwrap()).to_string();
+    let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "{d:?}");
+    assert!(d.reason.contains("R4"), "{}", d.reason);
+    // Junk ids are refused clearly.
+    let d = g.check(&relay_call("nonsense", "agent:main:main")).unwrap();
+    assert_eq!(d.decision, Verdict::Block);
+}
+
+#[test]
+fn acknowledgements_hold_until_they_expire() {
+    let dir = TempDir::new("ack");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    toolgate_store::acknowledge(&*s, &*clock, "sop:deploy", "session:s1", "alice", Some("read it"), 60_000).unwrap();
+    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1").unwrap().is_some());
+    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s2").unwrap().is_none());
+    clock.advance(60_000);
+    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1").unwrap().is_none());
+    toolgate_store::verify(&*s).unwrap();
+}
+
+#[test]
+fn state_survives_reopening() {
+    let dir = TempDir::new("reopen");
+    let clock = Arc::new(ManualClock::new(T0));
+    let id = {
+        let g = gate(store(&dir.0), DEFAULT, clock.clone());
+        approval_id(&g.check(&exec(APPLY)).unwrap())
+    };
+    let s = store(&dir.0);
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    let g = gate(s.clone(), DEFAULT, clock);
+    assert_eq!(g.check(&exec(APPLY)).unwrap().decision, Verdict::Allow);
+    assert!(toolgate_store::verify(&*s).unwrap().entries >= 5);
+}

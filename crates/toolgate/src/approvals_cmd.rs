@@ -1,0 +1,225 @@
+//! `toolgate approvals list | show ID | approve ID | deny ID`.
+
+use crate::state::{DataDirArgs, os_user};
+use anyhow::{Result, anyhow};
+use clap::Subcommand;
+use std::process::ExitCode;
+use toolgate_core::approval::{ApprovalId, ApprovalState};
+use toolgate_core::time::rfc3339_ms;
+use toolgate_store::{ApprovalView, Clock, StoreError, SystemClock, VoteInput, VoteOutcome};
+
+/// What to do with approvals.
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// List open approvals (pending or approved), newest first.
+    List {
+        /// Include consumed, denied and expired approvals.
+        #[arg(long)]
+        all: bool,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one approval: the call, why it needs approval, and its votes.
+    Show {
+        /// The approval id (from TOOLGATE_ESCALATE|<id>|… or `approvals list`).
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a pending call. The agent must then retry the exact call
+    /// within the approval window.
+    Approve {
+        /// The approval id.
+        id: String,
+        /// Your approver identity (default: the OS user).
+        #[arg(long = "as", value_name = "NAME")]
+        as_: Option<String>,
+        /// Why you approve (recorded in the audit log).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Deny a pending call; retries of it are blocked until the pending TTL
+    /// passes.
+    Deny {
+        /// The approval id.
+        id: String,
+        /// Your approver identity (default: the OS user).
+        #[arg(long = "as", value_name = "NAME")]
+        as_: Option<String>,
+        /// Why you deny (recorded in the audit log).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+/// Runs an approvals subcommand: exit 0 on success, 1 when refused or not
+/// found, 2 on bad usage or an unusable store.
+pub fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
+    match run_inner(cmd, data) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolgate approvals: {}", format!("{e:#}").replace('\n', " "));
+            let refused = e.downcast_ref::<StoreError>().is_some_and(|s| {
+                matches!(s, StoreError::Refused(_) | StoreError::NotFound(_))
+            });
+            ExitCode::from(if refused { 1 } else { 2 })
+        }
+    }
+}
+
+fn parse_id(id: &str) -> Result<ApprovalId> {
+    ApprovalId::parse(id).map_err(|e| anyhow!("{id:?}: {e}"))
+}
+
+fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
+    let clock = SystemClock;
+    match cmd {
+        ApprovalsCommand::List { all, limit, json } => {
+            let store = data.open()?;
+            let views = toolgate_store::list(&*store, &clock, all, limit)?;
+            if json {
+                for v in &views {
+                    println!("{}", serde_json::to_string(v)?);
+                }
+            } else if views.is_empty() {
+                let what = if all { "approvals" } else { "open approvals" };
+                println!("no {what} in {}", store.path().display());
+            } else {
+                print_table(&views, clock.now_ms());
+            }
+        }
+        ApprovalsCommand::Show { id, json } => {
+            let id = parse_id(&id)?;
+            let store = data.open()?;
+            let v = toolgate_store::show(&*store, &clock, &id)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print_view(&v, clock.now_ms());
+            }
+        }
+        ApprovalsCommand::Approve { id, as_, reason } => vote(data, &id, as_, reason, true)?,
+        ApprovalsCommand::Deny { id, as_, reason } => vote(data, &id, as_, reason, false)?,
+    }
+    Ok(())
+}
+
+fn vote(data: &DataDirArgs, id: &str, as_: Option<String>, reason: Option<String>, approve: bool) -> Result<()> {
+    let id = parse_id(id)?;
+    let identity = as_.unwrap_or_else(os_user);
+    let store = data.open()?;
+    let input = VoteInput {
+        identity: identity.clone(),
+        approve,
+        reason,
+        channel: "cli".to_string(),
+        relayed: false,
+    };
+    match toolgate_store::vote(&*store, &SystemClock, &id, input)? {
+        VoteOutcome::Approved { usable_until_ms } => println!(
+            "approved {id} as {identity}: the agent may retry the exact call once, until {}",
+            rfc3339_ms(usable_until_ms)
+        ),
+        VoteOutcome::Recorded { have, need, user_missing } => {
+            let more = if user_missing && have >= need {
+                "a person's approval is still needed".to_string()
+            } else {
+                format!("{} more needed", need.saturating_sub(have).max(1))
+            };
+            println!("recorded {identity}'s approval of {id}: {have} of {need}; {more}");
+        }
+        VoteOutcome::Denied => println!("denied {id} as {identity}"),
+    }
+    Ok(())
+}
+
+fn until(ms: i64, now: i64) -> String {
+    let d = (ms - now) / 1000;
+    if d <= 0 {
+        "now".to_string()
+    } else if d < 120 {
+        format!("in {d}s")
+    } else {
+        format!("in {}m", d / 60)
+    }
+}
+
+fn print_table(views: &[ApprovalView], now: i64) {
+    println!("{:<32}  {:<9} {:<4} {:<5} {:<9} CALL", "ID", "STATE", "RISK", "VOTES", "EXPIRES");
+    for v in views {
+        let a = &v.approval;
+        let expires = match a.state {
+            ApprovalState::Pending => until(a.expires_ms, now),
+            ApprovalState::Approved => until(a.usable_until_ms.unwrap_or(now), now),
+            _ => "-".to_string(),
+        };
+        let summary: String = a.summary.chars().take(80).collect();
+        println!(
+            "{:<32}  {:<9} {:<4} {:<5} {:<9} {}",
+            a.id.to_string(),
+            a.state.as_str(),
+            a.risk.as_str(),
+            format!("{}/{}", v.have, v.need),
+            expires,
+            summary
+        );
+    }
+}
+
+fn print_view(v: &ApprovalView, now: i64) {
+    let a = &v.approval;
+    println!("approval   {}", a.id);
+    println!("state      {}", a.state);
+    println!("risk       {}", a.risk);
+    println!("call       {}", a.summary);
+    println!("why        {}", a.reason);
+    if let Some(r) = &a.requester {
+        println!("requester  {r} (cannot approve it)");
+    }
+    if let Some(s) = &a.session {
+        println!("session    {s}");
+    }
+    let need_user = if a.quorum.require_user { ", one of them a person" } else { "" };
+    println!(
+        "quorum     {} of {} approval(s){need_user}; approvers: {}",
+        v.have,
+        v.need,
+        a.quorum.approvers.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    if !a.quorum.operators.is_empty() {
+        println!("operators  {}", a.quorum.operators.join(", "));
+    }
+    println!("created    {}", rfc3339_ms(a.created_ms));
+    match a.state {
+        ApprovalState::Pending => println!("expires    {} ({})", rfc3339_ms(a.expires_ms), until(a.expires_ms, now)),
+        ApprovalState::Approved => {
+            let u = a.usable_until_ms.unwrap_or(now);
+            println!("usable     until {} ({})", rfc3339_ms(u), until(u, now));
+        }
+        _ => {}
+    }
+    if let Some(r) = &a.resolution {
+        println!("resolution {r}");
+    }
+    println!("binding    {}", a.binding);
+    for vv in &v.votes {
+        let x = &vv.vote;
+        println!(
+            "vote       {} {} by {} ({}{}) at {}{}{}",
+            if x.approve { "approve" } else { "deny" },
+            x.kind,
+            x.identity,
+            x.channel,
+            if x.relayed { ", relayed" } else { "" },
+            rfc3339_ms(x.at_ms),
+            if vv.current { "" } else { " [stale]" },
+            x.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+        );
+    }
+    println!("params     {}", a.call.get("params").map(|p| p.to_string()).unwrap_or_default());
+}

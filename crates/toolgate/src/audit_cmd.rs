@@ -1,0 +1,127 @@
+//! `toolgate audit verify | tail | export`.
+
+use crate::state::DataDirArgs;
+use anyhow::Result;
+use clap::Subcommand;
+use serde_json::Value;
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+use toolgate_store::{ExportedEntry, Store, StoreError};
+
+/// What to do with the audit log.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check the hash chain: exit 0 if intact, 1 naming the first bad
+    /// sequence number.
+    Verify {
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the last entries.
+    Tail {
+        /// How many.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: u64,
+        /// One JSON entry per line (as `export` writes them).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write entries as JSON lines (each with its hash and the previous
+    /// hash, so the chain can be checked elsewhere).
+    Export {
+        /// First sequence number to write.
+        #[arg(long, default_value_t = 1)]
+        from: u64,
+    },
+}
+
+/// Runs an audit subcommand.
+pub fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
+    match run_inner(cmd, data) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolgate audit: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
+    let store = data.open()?;
+    match cmd {
+        AuditCommand::Verify { json } => match toolgate_store::verify(&*store) {
+            Ok(v) => {
+                let head = toolgate_store::hex(&v.head_hash);
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head})
+                    );
+                } else {
+                    println!("audit chain intact: {} entries; head seq {} hash {head}", v.entries, v.head_seq);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(StoreError::Chain(b)) => {
+                if json {
+                    println!("{}", serde_json::json!({"ok": false, "seq": b.seq, "why": b.why}));
+                }
+                eprintln!("toolgate audit verify: {b} ({})", store.location());
+                Ok(ExitCode::from(1))
+            }
+            Err(e) => Err(e.into()),
+        },
+        AuditCommand::Tail { lines, json } => {
+            let from = store
+                .audit_head()?
+                .map_or(1, |(seq, _)| seq.saturating_sub(lines.saturating_sub(1)).max(1));
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            toolgate_store::export(&*store, from, &mut |e| {
+                let line = if json { serde_json::to_string(&e).unwrap_or_default() } else { human(&e) };
+                writeln!(out, "{line}").is_ok()
+            })?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCommand::Export { from } => {
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            toolgate_store::export(&*store, from.max(1), &mut |e| {
+                writeln!(out, "{}", serde_json::to_string(&e).unwrap_or_default()).is_ok()
+            })?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// One line a person can scan: seq, time, kind, and what happened.
+fn human(e: &ExportedEntry) -> String {
+    let get = |k: &str| e.entry.get(k).cloned().unwrap_or(Value::Null);
+    let s = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+    let data = get("data");
+    let d = |k: &str| data.get(k).map(s).unwrap_or_default();
+    let what = match s(&get("kind")).as_str() {
+        "decision" => {
+            let call = data.get("call").cloned().unwrap_or(Value::Null);
+            let tool = call.get("tool").map(s).unwrap_or_default();
+            let params = call.get("params").map(|p| p.to_string()).unwrap_or_default();
+            let params: String = params.chars().take(100).collect();
+            format!("{} {} {tool} {params} — {}", d("decision"), d("risk"), d("reason"))
+        }
+        "verdict" => format!("{} {} {} — {}", d("layer"), d("verdict"), d("risk"), d("reason")),
+        "approval.vote" => format!(
+            "{} {} by {} on {}{}",
+            if data.get("approve") == Some(&Value::Bool(true)) { "approve" } else { "deny" },
+            d("approver"),
+            d("identity"),
+            d("approval"),
+            data.get("refused").map(|r| format!(" REFUSED: {}", s(r))).unwrap_or_default()
+        ),
+        k if k.starts_with("approval.") => format!("{} {} {} {}", d("approval"), d("state"), d("risk"), d("summary")),
+        _ => data.to_string(),
+    };
+    format!("{:>6} {} {:<18} {}", s(&get("seq")), s(&get("ts")), s(&get("kind")), what)
+}

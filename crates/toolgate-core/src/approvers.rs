@@ -30,8 +30,13 @@ pub trait Approver: Send + Sync {
     /// The identity its votes carry (one vote per identity).
     fn identity(&self) -> String;
     /// Judges a call of risk class `class`, whose requester is on the call.
-    fn evaluate(&self, engine: &Engine, call: &ToolCall, base: &Env, class: RiskClass)
-    -> FactorVote;
+    fn evaluate(
+        &self,
+        engine: &Engine,
+        call: &ToolCall,
+        base: &Env,
+        class: RiskClass,
+    ) -> FactorVote;
 }
 
 /// The `rules_based` approver: approves when one of the policy's
@@ -56,7 +61,10 @@ impl Approver for RulesApprover {
         class: RiskClass,
     ) -> FactorVote {
         let rules = &engine.policy().approvals().rules;
-        match rules.iter().find(|r| rule_covers(engine, r, call, base, class)) {
+        match rules
+            .iter()
+            .find(|r| rule_covers(engine, r, call, base, class))
+        {
             Some(r) => FactorVote::Approve(format!("[[approvals.rule]] {:?}", r.name)),
             None => FactorVote::Abstain,
         }

@@ -171,7 +171,10 @@ impl ChainVerifier {
                     )
                 }
             } else {
-                format!("entry numbered {row_seq} appears after {} (inserted or reordered?)", expected - 1)
+                format!(
+                    "entry numbered {row_seq} appears after {} (inserted or reordered?)",
+                    expected - 1
+                )
             };
             return Err(ChainBreak { seq: expected, why });
         }
@@ -261,8 +264,10 @@ mod tests {
         }
     }
 
-    /// A chain of `n` rows as a store would keep them.
-    fn chain(n: u64) -> (Vec<(u64, [u8; 32], String)>, (u64, [u8; 32])) {
+    type Row = (u64, [u8; 32], String);
+
+    /// A chain of `n` rows as a store would keep them, and its head.
+    fn chain(n: u64) -> (Vec<Row>, (u64, [u8; 32])) {
         let mut prev = GENESIS;
         let mut rows = Vec::new();
         for seq in 1..=n {
@@ -274,7 +279,7 @@ mod tests {
         (rows, (n, prev))
     }
 
-    fn verify(rows: &[(u64, [u8; 32], String)], head: (u64, [u8; 32])) -> Result<Verified, ChainBreak> {
+    fn verify(rows: &[Row], head: (u64, [u8; 32])) -> Result<Verified, ChainBreak> {
         let mut v = ChainVerifier::new();
         for (seq, hash, text) in rows {
             v.push(*seq, hash, text)?;
@@ -285,7 +290,9 @@ mod tests {
     #[test]
     fn canonical_text_sorts_keys() {
         let text = event(1).canonical(7);
-        assert!(text.starts_with(r#"{"data":{"b":{"a":[1,2],"z":1},"n":1},"kind":"decision","seq":7"#));
+        assert!(
+            text.starts_with(r#"{"data":{"b":{"a":[1,2],"z":1},"n":1},"kind":"decision","seq":7"#)
+        );
     }
 
     #[test]

@@ -10,13 +10,13 @@ use toolgate_core::audit::{ChainBreak, ChainVerifier, GENESIS, Verified};
 pub fn verify(store: &dyn Store) -> Result<Verified, StoreError> {
     let mut verifier = ChainVerifier::new();
     let mut broken: Option<ChainBreak> = None;
-    let head = store.scan_audit(1, &mut |row: AuditRow| {
-        match verifier.push(row.seq, &row.hash, &row.entry) {
-            Ok(()) => true,
-            Err(e) => {
-                broken = Some(e);
-                false
-            }
+    let head = store.scan_audit(1, &mut |row: AuditRow| match verifier
+        .push(row.seq, &row.hash, &row.entry)
+    {
+        Ok(()) => true,
+        Err(e) => {
+            broken = Some(e);
+            false
         }
     })?;
     if let Some(b) = broken {
@@ -62,7 +62,10 @@ pub fn export(
             _ => {
                 bad = Some(StoreError::Corrupt {
                     location: location.clone(),
-                    detail: format!("audit entry {} is not a JSON object (run `toolgate audit verify`)", row.seq),
+                    detail: format!(
+                        "audit entry {} is not a JSON object (run `toolgate audit verify`)",
+                        row.seq
+                    ),
                 });
                 return false;
             }

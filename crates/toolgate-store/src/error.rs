@@ -7,7 +7,9 @@ use toolgate_core::audit::ChainBreak;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The data directory could not be created or used.
-    #[error("cannot use data directory {path}: {source} (pass --data-dir DIR or set TOOLGATE_DATA_DIR to a writable directory)")]
+    #[error(
+        "cannot use data directory {path}: {source} (pass --data-dir DIR or set TOOLGATE_DATA_DIR to a writable directory)"
+    )]
     DataDir {
         /// The directory.
         path: String,
@@ -23,7 +25,9 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// The database was written by a newer toolgate.
-    #[error("{location} has schema version {found}, newer than this toolgate understands ({known}); upgrade toolgate")]
+    #[error(
+        "{location} has schema version {found}, newer than this toolgate understands ({known}); upgrade toolgate"
+    )]
     SchemaTooNew {
         /// Where the database is.
         location: String,

@@ -4,9 +4,9 @@
 //! carries the audit sequence number of its record, which is durable by the
 //! time the caller sees it.
 
+use crate::clock::random_bytes;
 use crate::operator::{VoteInput, VoteOutcome, approval_event, expire, vote, vote_event};
 use crate::{Clock, Store, StoreError, Tx, random_hex};
-use crate::clock::random_bytes;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,7 +46,12 @@ struct Resolution {
 impl Gate {
     /// A gate deciding with `engine`, recording in `store`, telling time by
     /// `clock`; calls without a `cwd` are judged in `base`.
-    pub fn new(engine: Arc<Engine>, store: Arc<dyn Store>, clock: Arc<dyn Clock>, base: Env) -> Gate {
+    pub fn new(
+        engine: Arc<Engine>,
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        base: Env,
+    ) -> Gate {
         Gate {
             engine,
             store,
@@ -158,13 +163,18 @@ impl Gate {
             events.extend(r.events);
         }
         decision.reason = redact_text(&decision.reason).into_owned();
-        decision.block_reason = decision
-            .block_reason
-            .map(|b| redact_text(&b).into_owned());
+        decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
         for e in &events {
             tx.append(e)?;
         }
-        let seq = tx.append(&decision_event(call, binding, &decision, approval_id, now, &trace))?;
+        let seq = tx.append(&decision_event(
+            call,
+            binding,
+            &decision,
+            approval_id,
+            now,
+            &trace,
+        ))?;
         decision.audit_seq = Some(seq);
         Ok(decision)
     }
@@ -320,7 +330,8 @@ impl Gate {
         }
         let mut votes = Vec::new();
         for approver in approvers {
-            let (approve, reason) = match approver.evaluate(&self.engine, call, &self.base, a.risk) {
+            let (approve, reason) = match approver.evaluate(&self.engine, call, &self.base, a.risk)
+            {
                 FactorVote::Approve(r) => (true, r),
                 FactorVote::Deny(r) => (false, r),
                 FactorVote::Abstain => continue,
@@ -355,7 +366,10 @@ impl Gate {
         let (verdict, reason) = match id_text.map(ApprovalId::parse) {
             None => (
                 Verdict::Block,
-                format!("{} needs {{\"id\": \"<approval id>\"}} from the TOOLGATE_ESCALATE line", call.tool),
+                format!(
+                    "{} needs {{\"id\": \"<approval id>\"}} from the TOOLGATE_ESCALATE line",
+                    call.tool
+                ),
             ),
             Some(Err(e)) => (Verdict::Block, e.to_string()),
             Some(Ok(id)) => {
@@ -412,7 +426,14 @@ impl Gate {
             elapsed_us: 0,
         };
         let mut tx = self.store.begin()?;
-        let seq = tx.append(&decision_event(call, binding_hash(call), &decision, None, now, &trace))?;
+        let seq = tx.append(&decision_event(
+            call,
+            binding_hash(call),
+            &decision,
+            None,
+            now,
+            &trace,
+        ))?;
         tx.commit()?;
         decision.audit_seq = Some(seq);
         decision.elapsed_us = start.elapsed().as_micros() as u64;
@@ -439,7 +460,13 @@ fn pending_decision(d: &Decision, a: &Approval) -> Decision {
 }
 
 /// `d` with a different verdict, layer and reason.
-fn rewrite(d: &Decision, verdict: Verdict, layer: Layer, reason: String, approval: Option<ApprovalRef>) -> Decision {
+fn rewrite(
+    d: &Decision,
+    verdict: Verdict,
+    layer: Layer,
+    reason: String,
+    approval: Option<ApprovalRef>,
+) -> Decision {
     let mut out = d.clone();
     out.decision = verdict;
     out.layer = layer;
@@ -466,7 +493,11 @@ fn summary(call: &ToolCall, command: &Option<String>) -> String {
 
 fn ago(ms: i64) -> String {
     let s = ms / 1000;
-    if s < 120 { format!("{s}s") } else { format!("{}m", s / 60) }
+    if s < 120 {
+        format!("{s}s")
+    } else {
+        format!("{}m", s / 60)
+    }
 }
 
 /// The audit event recording a decision, with the call redacted.

@@ -141,7 +141,12 @@ pub(crate) fn vote_event(trace: &str, now: i64, v: &Vote, refused: Option<&str>)
 }
 
 /// Expires `a` if due, recording it; returns whether it expired.
-pub(crate) fn expire(tx: &mut dyn Tx, a: &mut Approval, trace: &str, now: i64) -> Result<bool, StoreError> {
+pub(crate) fn expire(
+    tx: &mut dyn Tx,
+    a: &mut Approval,
+    trace: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
     if !a.expire_if_due(now) {
         return Ok(false);
     }
@@ -153,7 +158,12 @@ pub(crate) fn expire(tx: &mut dyn Tx, a: &mut Approval, trace: &str, now: i64) -
 /// Records a vote on approval `id` at the clock's time. Refused votes are
 /// audited too (a prompt-injected agent trying to approve its own call
 /// should leave a trace), then reported as [`StoreError::Refused`].
-pub fn vote(store: &dyn Store, clock: &dyn Clock, id: &ApprovalId, input: VoteInput) -> Result<VoteOutcome, StoreError> {
+pub fn vote(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    id: &ApprovalId,
+    input: VoteInput,
+) -> Result<VoteOutcome, StoreError> {
     let now = clock.now_ms();
     let trace = random_hex()?;
     let mut tx = store.begin()?;
@@ -188,7 +198,15 @@ pub fn vote(store: &dyn Store, clock: &dyn Clock, id: &ApprovalId, input: VoteIn
             usable_until_ms: a.usable_until_ms.unwrap_or(now),
         },
         Tally::Denied { .. } => VoteOutcome::Denied,
-        Tally::Pending { have, need, user_missing } => VoteOutcome::Recorded { have, need, user_missing },
+        Tally::Pending {
+            have,
+            need,
+            user_missing,
+        } => VoteOutcome::Recorded {
+            have,
+            need,
+            user_missing,
+        },
     };
     if a.state != before {
         tx.put_approval(&a)?;
@@ -210,7 +228,10 @@ pub fn expire_due(store: &dyn Store, clock: &dyn Clock) -> Result<usize, StoreEr
     let trace = random_hex()?;
     let mut tx = store.begin()?;
     let mut n = 0;
-    for mut a in tx.approvals(&[ApprovalState::Pending, ApprovalState::Approved], usize::MAX)? {
+    for mut a in tx.approvals(
+        &[ApprovalState::Pending, ApprovalState::Approved],
+        usize::MAX,
+    )? {
         if expire(&mut *tx, &mut a, &trace, now)? {
             n += 1;
         }
@@ -243,7 +264,12 @@ fn view(tx: &mut dyn Tx, a: Approval) -> Result<ApprovalView, StoreError> {
 
 /// Approvals newest first, after expiring those whose time is up: the open
 /// ones (pending or approved), or with `all`, every state; at most `limit`.
-pub fn list(store: &dyn Store, clock: &dyn Clock, all: bool, limit: usize) -> Result<Vec<ApprovalView>, StoreError> {
+pub fn list(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    all: bool,
+    limit: usize,
+) -> Result<Vec<ApprovalView>, StoreError> {
     expire_due(store, clock)?;
     let mut tx = store.begin()?;
     let states: &[ApprovalState] = if all {
@@ -262,7 +288,11 @@ pub fn list(store: &dyn Store, clock: &dyn Clock, all: bool, limit: usize) -> Re
 }
 
 /// One approval with its votes (expired first if its time is up).
-pub fn show(store: &dyn Store, clock: &dyn Clock, id: &ApprovalId) -> Result<ApprovalView, StoreError> {
+pub fn show(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    id: &ApprovalId,
+) -> Result<ApprovalView, StoreError> {
     let now = clock.now_ms();
     let trace = random_hex()?;
     let mut tx = store.begin()?;
@@ -301,7 +331,12 @@ pub fn acknowledge(
 }
 
 /// The live acknowledgement of `key` for `scope`, if one has not expired.
-pub fn acknowledged(store: &dyn Store, clock: &dyn Clock, key: &str, scope: &str) -> Result<Option<Ack>, StoreError> {
+pub fn acknowledged(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    key: &str,
+    scope: &str,
+) -> Result<Option<Ack>, StoreError> {
     let now = clock.now_ms();
     let mut tx = store.begin()?;
     let ack = tx.ack(key, scope)?;

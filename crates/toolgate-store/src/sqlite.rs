@@ -230,8 +230,9 @@ impl Store for SqliteStore {
         conn.execute_batch("BEGIN").map_err(self.err())?;
         let result = (|| {
             let head = read_head(&conn)?;
-            let mut stmt =
-                conn.prepare_cached("SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq")?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq",
+            )?;
             let mut rows = stmt.query(params![from as i64])?;
             while let Some(r) = rows.next()? {
                 let seq: i64 = r.get(0)?;
@@ -288,7 +289,11 @@ impl SqliteTx<'_> {
         }
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T, StoreError> {
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
         serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
             location: self.location.clone(),
             detail: format!("{what}: {e}"),
@@ -375,7 +380,7 @@ impl Tx for SqliteTx<'_> {
                 &[&s, &lim],
             )?);
         }
-        out.sort_by(|a, b| b.created_ms.cmp(&a.created_ms));
+        out.sort_by_key(|a| std::cmp::Reverse(a.created_ms));
         out.truncate(limit);
         Ok(out)
     }
@@ -384,7 +389,9 @@ impl Tx for SqliteTx<'_> {
         let texts: Vec<String> = {
             let mut stmt = self
                 .conn
-                .prepare_cached("SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid")
+                .prepare_cached(
+                    "SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid",
+                )
                 .map_err(self.err())?;
             stmt.query_map(params![id.to_string()], |r| r.get::<_, String>(0))
                 .and_then(|rows| rows.collect())
@@ -401,7 +408,9 @@ impl Tx for SqliteTx<'_> {
                  ON CONFLICT (approval, identity) DO UPDATE SET at_ms = excluded.at_ms, \
                  record = excluded.record",
             )
-            .and_then(|mut s| s.execute(params![v.approval.to_string(), v.identity, v.at_ms, record]))
+            .and_then(|mut s| {
+                s.execute(params![v.approval.to_string(), v.identity, v.at_ms, record])
+            })
             .map_err(self.err())?;
         Ok(())
     }
@@ -430,7 +439,9 @@ impl Tx for SqliteTx<'_> {
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
         let (last, prev) = match self.head {
             Some(h) => h,
-            None => read_head(&self.conn).map_err(self.err())?.unwrap_or((0, GENESIS)),
+            None => read_head(&self.conn)
+                .map_err(self.err())?
+                .unwrap_or((0, GENESIS)),
         };
         let seq = last + 1;
         let text = event.canonical(seq);

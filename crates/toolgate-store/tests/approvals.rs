@@ -22,14 +22,21 @@ fn approve_then_retry_runs_exactly_once() {
     let call = exec(APPLY);
     let d = g.check(&call).unwrap();
     let id = approval_id(&d);
-    assert_eq!(d.block_reason.as_deref().unwrap().split('|').nth(1), Some(id.to_string().as_str()));
+    assert_eq!(
+        d.block_reason.as_deref().unwrap().split('|').nth(1),
+        Some(id.to_string().as_str())
+    );
     assert!(d.audit_seq.is_some());
     // Retrying before approval joins the same pending approval.
     assert_eq!(approval_id(&g.check(&call).unwrap()), id);
     let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
     assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
     let d = g.check(&call).unwrap();
-    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
     assert!(d.reason.contains("alice"), "{}", d.reason);
     // Used once: the next retry asks again, with a new id.
     let again = g.check(&call).unwrap();
@@ -64,7 +71,10 @@ fn two_concurrent_retries_one_runs_1000_times() {
         let results: Vec<Verdict> = racers.into_iter().map(|t| t.join().unwrap()).collect();
         let allowed = results.iter().filter(|v| **v == Verdict::Allow).count();
         assert_eq!(allowed, 1, "iteration {i}: {results:?}");
-        assert!(results.contains(&Verdict::Escalate), "iteration {i}: {results:?}");
+        assert!(
+            results.contains(&Verdict::Escalate),
+            "iteration {i}: {results:?}"
+        );
     }
 }
 
@@ -82,19 +92,29 @@ fn an_approval_unlocks_only_the_exact_params_in_any_key_order() {
         }))
         .unwrap()
     };
-    let original = send(json!({"action": "send", "channel": "telegram", "target": "boss",
-        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 1}]}}));
+    let original = send(
+        json!({"action": "send", "channel": "telegram", "target": "boss",
+        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 1}]}}),
+    );
     let id = approval_id(&g.check(&original).unwrap());
     toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
     // A changed nested value is a different call.
-    let changed = send(json!({"action": "send", "channel": "telegram", "target": "boss",
-        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 2}]}}));
+    let changed = send(
+        json!({"action": "send", "channel": "telegram", "target": "boss",
+        "message": {"text": "hi", "attachments": [{"name": "a.txt", "size": 2}]}}),
+    );
     assert_eq!(g.check(&changed).unwrap().decision, Verdict::Escalate);
     // The same call with its keys in another order is the approved call.
-    let reordered = send(json!({"message": {"attachments": [{"size": 1, "name": "a.txt"}], "text": "hi"},
-        "target": "boss", "channel": "telegram", "action": "send"}));
+    let reordered = send(
+        json!({"message": {"attachments": [{"size": 1, "name": "a.txt"}], "text": "hi"},
+        "target": "boss", "channel": "telegram", "action": "send"}),
+    );
     let d = g.check(&reordered).unwrap();
-    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
 }
 
 #[test]
@@ -118,7 +138,12 @@ fn expired_approvals_fail() {
     let d = g.check(&call).unwrap();
     assert_eq!(d.decision, Verdict::Escalate);
     assert_ne!(approval_id(&d), id2);
-    let state = |id| toolgate_store::show(&*s, &*clock, &id).unwrap().approval.state;
+    let state = |id| {
+        toolgate_store::show(&*s, &*clock, &id)
+            .unwrap()
+            .approval
+            .state
+    };
     assert_eq!(state(id), ApprovalState::Expired);
     assert_eq!(state(id2), ApprovalState::Expired);
     // Just inside the window it works.
@@ -171,7 +196,17 @@ fn r4_needs_two_approvers_including_a_person() {
     assert_eq!(d.approval.as_ref().unwrap().min_approvals, 2);
     let id = approval_id(&d);
     let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
-    assert!(matches!(out, VoteOutcome::Recorded { have: 1, need: 2, .. }), "{out:?}");
+    assert!(
+        matches!(
+            out,
+            VoteOutcome::Recorded {
+                have: 1,
+                need: 2,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
     assert_eq!(g.check(&call).unwrap().decision, Verdict::Escalate);
     let out = toolgate_store::vote(&*s, &*clock, &id, person("bob", true)).unwrap();
     assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
@@ -185,7 +220,11 @@ fn too_few_approvers_fail_closed() {
     let policy = "[approvals]\noperators = [\"alice\"]\n";
     let g = gate(store(&dir.0), policy, clock.clone());
     let d = g.check(&exec("dropdb prod")).unwrap();
-    assert_eq!((d.decision, d.layer), (Verdict::Block, Layer::Approval), "{d:?}");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Block, Layer::Approval),
+        "{d:?}"
+    );
     assert!(d.reason.contains("insufficient-factors"), "{}", d.reason);
     assert!(d.block_reason.unwrap().starts_with("TOOLGATE_BLOCK|"));
     // R3 still works with one named operator, and only that operator.
@@ -206,7 +245,10 @@ fn a_denial_blocks_retries_until_the_ttl_passes() {
     let id = approval_id(&g.check(&call).unwrap());
     let mut no = person("u1", false); // the requester may withdraw
     no.reason = Some("not today".into());
-    assert_eq!(toolgate_store::vote(&*s, &*clock, &id, no).unwrap(), VoteOutcome::Denied);
+    assert_eq!(
+        toolgate_store::vote(&*s, &*clock, &id, no).unwrap(),
+        VoteOutcome::Denied
+    );
     let d = g.check(&call).unwrap();
     assert_eq!(d.decision, Verdict::Block, "{d:?}");
     assert!(d.reason.contains("not today"), "{}", d.reason);
@@ -228,20 +270,37 @@ requester_roles = ["owner"]
 "#;
     let g = gate(store(&dir.0), policy, clock.clone());
     let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
-    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
     assert!(d.reason.contains("rules_based"), "{}", d.reason);
     // Not covered: the rules abstain, a person must decide.
     assert_eq!(g.check(&exec(APPLY)).unwrap().decision, Verdict::Escalate);
     // A compound command needs every part covered.
-    let d = g.check(&exec("kubectl apply -f staging.yaml && kubectl apply -f prod.yaml")).unwrap();
+    let d = g
+        .check(&exec(
+            "kubectl apply -f staging.yaml && kubectl apply -f prod.yaml",
+        ))
+        .unwrap();
     assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
     // Another role: abstain.
     let mut guest = exec("kubectl apply -f staging-2.yaml");
     guest.requester.as_mut().unwrap().role = Some("guest".into());
     assert_eq!(g.check(&guest).unwrap().decision, Verdict::Escalate);
     // With the default require_user (R3 needs a person), rules alone are not enough.
-    let g = gate(store(&dir.0), &policy.replace("require_user = []", ""), clock);
-    assert_eq!(g.check(&exec("kubectl apply -f staging-2.yaml")).unwrap().decision, Verdict::Escalate);
+    let g = gate(
+        store(&dir.0),
+        &policy.replace("require_user = []", ""),
+        clock,
+    );
+    assert_eq!(
+        g.check(&exec("kubectl apply -f staging-2.yaml"))
+            .unwrap()
+            .decision,
+        Verdict::Escalate
+    );
 }
 
 #[test]
@@ -255,10 +314,24 @@ fn a_changed_ttl_makes_earlier_votes_stale() {
     let id = approval_id(&g.check(&call).unwrap());
     toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
     // The policy changes the TTL; the retry re-judges the same approval.
-    let g = gate(s.clone(), "[approvals]\nquorum = { R3 = 2 }\npending_ttl = \"10m\"\n", clock.clone());
+    let g = gate(
+        s.clone(),
+        "[approvals]\nquorum = { R3 = 2 }\npending_ttl = \"10m\"\n",
+        clock.clone(),
+    );
     assert_eq!(approval_id(&g.check(&call).unwrap()), id);
     let out = toolgate_store::vote(&*s, &*clock, &id, person("bob", true)).unwrap();
-    assert!(matches!(out, VoteOutcome::Recorded { have: 1, need: 2, .. }), "alice's vote is stale: {out:?}");
+    assert!(
+        matches!(
+            out,
+            VoteOutcome::Recorded {
+                have: 1,
+                need: 2,
+                ..
+            }
+        ),
+        "alice's vote is stale: {out:?}"
+    );
     // Alice may vote again on the current terms.
     let out = toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
     assert!(matches!(out, VoteOutcome::Approved { .. }), "{out:?}");
@@ -287,13 +360,29 @@ fn relayed_approval_is_opt_in_same_session_and_never_r4() {
     let call2 = exec("kubectl apply -f release.yaml");
     let id = approval_id(&g.check(&call2).unwrap()).to_string();
     let d = g.check(&relay_call(&id, "another-session")).unwrap();
-    assert_eq!(d.decision, Verdict::Block, "another session cannot relay: {d:?}");
+    assert_eq!(
+        d.decision,
+        Verdict::Block,
+        "another session cannot relay: {d:?}"
+    );
     let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     let d = g.check(&call2).unwrap();
-    assert_eq!((d.decision, d.layer), (Verdict::Allow, Layer::Approval), "{d:?}");
-    let view = toolgate_store::show(&*s, &*clock, &toolgate_core::approval::ApprovalId::parse(&id).unwrap()).unwrap();
-    assert!(view.votes.iter().any(|v| v.vote.relayed), "recorded as relayed");
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
+    let view = toolgate_store::show(
+        &*s,
+        &*clock,
+        &toolgate_core::approval::ApprovalId::parse(&id).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        view.votes.iter().any(|v| v.vote.relayed),
+        "recorded as relayed"
+    );
     // Never for R4.
     let id = approval_id(&g.check(&exec("dropdb prod")).unwrap()).to_string();
     let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
@@ -309,11 +398,32 @@ fn acknowledgements_hold_until_they_expire() {
     let dir = TempDir::new("ack");
     let clock = Arc::new(ManualClock::new(T0));
     let s = store(&dir.0);
-    toolgate_store::acknowledge(&*s, &*clock, "sop:deploy", "session:s1", "alice", Some("read it"), 60_000).unwrap();
-    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1").unwrap().is_some());
-    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s2").unwrap().is_none());
+    toolgate_store::acknowledge(
+        &*s,
+        &*clock,
+        "sop:deploy",
+        "session:s1",
+        "alice",
+        Some("read it"),
+        60_000,
+    )
+    .unwrap();
+    assert!(
+        toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1")
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s2")
+            .unwrap()
+            .is_none()
+    );
     clock.advance(60_000);
-    assert!(toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1").unwrap().is_none());
+    assert!(
+        toolgate_store::acknowledged(&*s, &*clock, "sop:deploy", "session:s1")
+            .unwrap()
+            .is_none()
+    );
     toolgate_store::verify(&*s).unwrap();
 }
 

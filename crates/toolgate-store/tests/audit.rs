@@ -32,8 +32,10 @@ fn broken_at(dir: &TempDir) -> u64 {
 }
 
 fn entry(conn: &Connection, seq: i64) -> (Vec<u8>, String) {
-    conn.query_row("SELECT hash, entry FROM audit WHERE seq = ?1", [seq], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
+    conn.query_row("SELECT hash, entry FROM audit WHERE seq = ?1", [seq], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .unwrap()
 }
 
 #[test]
@@ -50,7 +52,11 @@ fn editing_a_row_is_caught() {
         let (_, text) = entry(&conn, seq);
         let edited = text.replace(&format!("dir{}", seq - 1), "dirX");
         assert_ne!(edited, text);
-        conn.execute("UPDATE audit SET entry = ?1 WHERE seq = ?2", params![edited, seq]).unwrap();
+        conn.execute(
+            "UPDATE audit SET entry = ?1 WHERE seq = ?2",
+            params![edited, seq],
+        )
+        .unwrap();
         assert_eq!(broken_at(&dir), seq as u64);
     }
 }
@@ -63,7 +69,11 @@ fn editing_a_row_and_its_hash_is_caught_at_the_next() {
     let edited = text.replace("dir4", "dirX");
     let prev: [u8; 32] = prev.try_into().unwrap();
     let hash = toolgate_core::audit::chain_hash(&prev, edited.as_bytes());
-    conn.execute("UPDATE audit SET entry = ?1, hash = ?2 WHERE seq = 5", params![edited, &hash[..]]).unwrap();
+    conn.execute(
+        "UPDATE audit SET entry = ?1, hash = ?2 WHERE seq = 5",
+        params![edited, &hash[..]],
+    )
+    .unwrap();
     assert_eq!(broken_at(&dir), 6);
 }
 
@@ -71,7 +81,8 @@ fn editing_a_row_and_its_hash_is_caught_at_the_next() {
 fn deleting_any_row_is_caught() {
     for seq in [1, 5, 10] {
         let (dir, conn) = recorded("delete", 10);
-        conn.execute("DELETE FROM audit WHERE seq = ?1", [seq]).unwrap();
+        conn.execute("DELETE FROM audit WHERE seq = ?1", [seq])
+            .unwrap();
         assert_eq!(broken_at(&dir), seq as u64, "deleted {seq}");
     }
 }
@@ -81,14 +92,24 @@ fn inserting_a_row_is_caught() {
     // Appended at the end without moving the head.
     let (dir, conn) = recorded("insert-end", 5);
     let (_, text) = entry(&conn, 5);
-    conn.execute("INSERT INTO audit (seq, hash, entry) VALUES (6, ?1, ?2)", params![vec![0u8; 32], text.replace("\"seq\":5", "\"seq\":6")]).unwrap();
+    conn.execute(
+        "INSERT INTO audit (seq, hash, entry) VALUES (6, ?1, ?2)",
+        params![vec![0u8; 32], text.replace("\"seq\":5", "\"seq\":6")],
+    )
+    .unwrap();
     assert_eq!(broken_at(&dir), 6);
     // Slipped into the middle by renumbering the rows after it.
     let (dir, conn) = recorded("insert-mid", 6);
-    conn.execute("UPDATE audit SET seq = seq + 100 WHERE seq >= 4", []).unwrap();
-    conn.execute("UPDATE audit SET seq = seq - 99 WHERE seq >= 104", []).unwrap();
+    conn.execute("UPDATE audit SET seq = seq + 100 WHERE seq >= 4", [])
+        .unwrap();
+    conn.execute("UPDATE audit SET seq = seq - 99 WHERE seq >= 104", [])
+        .unwrap();
     let (h, t) = entry(&conn, 3);
-    conn.execute("INSERT INTO audit (seq, hash, entry) VALUES (4, ?1, ?2)", params![h, t.replace("\"seq\":3", "\"seq\":4")]).unwrap();
+    conn.execute(
+        "INSERT INTO audit (seq, hash, entry) VALUES (4, ?1, ?2)",
+        params![h, t.replace("\"seq\":3", "\"seq\":4")],
+    )
+    .unwrap();
     assert_eq!(broken_at(&dir), 4);
 }
 
@@ -98,15 +119,24 @@ fn reordering_rows_is_caught() {
     let (dir, conn) = recorded("reorder", 8);
     let (h3, t3) = entry(&conn, 3);
     let (h4, t4) = entry(&conn, 4);
-    conn.execute("UPDATE audit SET hash = ?1, entry = ?2 WHERE seq = 3", params![h4, t4]).unwrap();
-    conn.execute("UPDATE audit SET hash = ?1, entry = ?2 WHERE seq = 4", params![h3, t3]).unwrap();
+    conn.execute(
+        "UPDATE audit SET hash = ?1, entry = ?2 WHERE seq = 3",
+        params![h4, t4],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE audit SET hash = ?1, entry = ?2 WHERE seq = 4",
+        params![h3, t3],
+    )
+    .unwrap();
     assert_eq!(broken_at(&dir), 3);
 }
 
 #[test]
 fn cutting_the_tail_is_caught() {
     let (dir, conn) = recorded("tail", 8);
-    conn.execute("DELETE FROM audit WHERE seq >= 7", []).unwrap();
+    conn.execute("DELETE FROM audit WHERE seq >= 7", [])
+        .unwrap();
     assert_eq!(broken_at(&dir), 7);
 }
 
@@ -133,7 +163,8 @@ fn secrets_never_reach_the_disk_and_do_not_change_the_binding() {
     // Checkpoint so the WAL is folded into the main file, then read every
     // byte of both.
     let conn = Connection::open(dir.0.join("toolgate.db")).unwrap();
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     drop(conn);
     let mut bytes = std::fs::read(dir.0.join("toolgate.db")).unwrap();
     if let Ok(wal) = std::fs::read(dir.0.join("toolgate.db-wal")) {
@@ -151,8 +182,15 @@ fn secrets_never_reach_the_disk_and_do_not_change_the_binding() {
         true
     })
     .unwrap();
-    let decision = exported.iter().rev().find(|e| e.entry["kind"] == "decision").unwrap();
-    assert_eq!(decision.entry["data"]["binding"], json!(binding_hash(&call).to_hex()));
+    let decision = exported
+        .iter()
+        .rev()
+        .find(|e| e.entry["kind"] == "decision")
+        .unwrap();
+    assert_eq!(
+        decision.entry["data"]["binding"],
+        json!(binding_hash(&call).to_hex())
+    );
 }
 
 #[test]
@@ -171,7 +209,11 @@ fn every_check_records_verdicts_and_decision_under_one_trace() {
     assert_eq!(last.entry["kind"], "decision");
     assert_eq!(last.entry["seq"], json!(d.audit_seq.unwrap()));
     let trace = last.entry["trace"].clone();
-    let kinds: Vec<&str> = entries.iter().filter(|e| e.entry["trace"] == trace).map(|e| e.entry["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.entry["trace"] == trace)
+        .map(|e| e.entry["kind"].as_str().unwrap())
+        .collect();
     assert!(kinds.contains(&"verdict"), "{kinds:?}");
     assert!(kinds.contains(&"approval.created"), "{kinds:?}");
     // Exported entries chain: each prev is the hash before it.

@@ -63,10 +63,13 @@ pub fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("toolgate approvals: {}", format!("{e:#}").replace('\n', " "));
-            let refused = e.downcast_ref::<StoreError>().is_some_and(|s| {
-                matches!(s, StoreError::Refused(_) | StoreError::NotFound(_))
-            });
+            eprintln!(
+                "toolgate approvals: {}",
+                format!("{e:#}").replace('\n', " ")
+            );
+            let refused = e
+                .downcast_ref::<StoreError>()
+                .is_some_and(|s| matches!(s, StoreError::Refused(_) | StoreError::NotFound(_)));
             ExitCode::from(if refused { 1 } else { 2 })
         }
     }
@@ -109,7 +112,13 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
     Ok(())
 }
 
-fn vote(data: &DataDirArgs, id: &str, as_: Option<String>, reason: Option<String>, approve: bool) -> Result<()> {
+fn vote(
+    data: &DataDirArgs,
+    id: &str,
+    as_: Option<String>,
+    reason: Option<String>,
+    approve: bool,
+) -> Result<()> {
     let id = parse_id(id)?;
     let identity = as_.unwrap_or_else(os_user);
     let store = data.open()?;
@@ -125,7 +134,11 @@ fn vote(data: &DataDirArgs, id: &str, as_: Option<String>, reason: Option<String
             "approved {id} as {identity}: the agent may retry the exact call once, until {}",
             rfc3339_ms(usable_until_ms)
         ),
-        VoteOutcome::Recorded { have, need, user_missing } => {
+        VoteOutcome::Recorded {
+            have,
+            need,
+            user_missing,
+        } => {
             let more = if user_missing && have >= need {
                 "a person's approval is still needed".to_string()
             } else {
@@ -150,7 +163,10 @@ fn until(ms: i64, now: i64) -> String {
 }
 
 fn print_table(views: &[ApprovalView], now: i64) {
-    println!("{:<32}  {:<9} {:<4} {:<5} {:<9} CALL", "ID", "STATE", "RISK", "VOTES", "EXPIRES");
+    println!(
+        "{:<32}  {:<9} {:<4} {:<5} {:<9} CALL",
+        "ID", "STATE", "RISK", "VOTES", "EXPIRES"
+    );
     for v in views {
         let a = &v.approval;
         let expires = match a.state {
@@ -184,19 +200,32 @@ fn print_view(v: &ApprovalView, now: i64) {
     if let Some(s) = &a.session {
         println!("session    {s}");
     }
-    let need_user = if a.quorum.require_user { ", one of them a person" } else { "" };
+    let need_user = if a.quorum.require_user {
+        ", one of them a person"
+    } else {
+        ""
+    };
     println!(
         "quorum     {} of {} approval(s){need_user}; approvers: {}",
         v.have,
         v.need,
-        a.quorum.approvers.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+        a.quorum
+            .approvers
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if !a.quorum.operators.is_empty() {
         println!("operators  {}", a.quorum.operators.join(", "));
     }
     println!("created    {}", rfc3339_ms(a.created_ms));
     match a.state {
-        ApprovalState::Pending => println!("expires    {} ({})", rfc3339_ms(a.expires_ms), until(a.expires_ms, now)),
+        ApprovalState::Pending => println!(
+            "expires    {} ({})",
+            rfc3339_ms(a.expires_ms),
+            until(a.expires_ms, now)
+        ),
         ApprovalState::Approved => {
             let u = a.usable_until_ms.unwrap_or(now);
             println!("usable     until {} ({})", rfc3339_ms(u), until(u, now));
@@ -218,8 +247,17 @@ fn print_view(v: &ApprovalView, now: i64) {
             if x.relayed { ", relayed" } else { "" },
             rfc3339_ms(x.at_ms),
             if vv.current { "" } else { " [stale]" },
-            x.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+            x.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
         );
     }
-    println!("params     {}", a.call.get("params").map(|p| p.to_string()).unwrap_or_default());
+    println!(
+        "params     {}",
+        a.call
+            .get("params")
+            .map(|p| p.to_string())
+            .unwrap_or_default()
+    );
 }

@@ -59,13 +59,19 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                         serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head})
                     );
                 } else {
-                    println!("audit chain intact: {} entries; head seq {} hash {head}", v.entries, v.head_seq);
+                    println!(
+                        "audit chain intact: {} entries; head seq {} hash {head}",
+                        v.entries, v.head_seq
+                    );
                 }
                 Ok(ExitCode::SUCCESS)
             }
             Err(StoreError::Chain(b)) => {
                 if json {
-                    println!("{}", serde_json::json!({"ok": false, "seq": b.seq, "why": b.why}));
+                    println!(
+                        "{}",
+                        serde_json::json!({"ok": false, "seq": b.seq, "why": b.why})
+                    );
                 }
                 eprintln!("toolgate audit verify: {b} ({})", store.location());
                 Ok(ExitCode::from(1))
@@ -73,13 +79,17 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             Err(e) => Err(e.into()),
         },
         AuditCommand::Tail { lines, json } => {
-            let from = store
-                .audit_head()?
-                .map_or(1, |(seq, _)| seq.saturating_sub(lines.saturating_sub(1)).max(1));
+            let from = store.audit_head()?.map_or(1, |(seq, _)| {
+                seq.saturating_sub(lines.saturating_sub(1)).max(1)
+            });
             let stdout = std::io::stdout();
             let mut out = BufWriter::new(stdout.lock());
             toolgate_store::export(&*store, from, &mut |e| {
-                let line = if json { serde_json::to_string(&e).unwrap_or_default() } else { human(&e) };
+                let line = if json {
+                    serde_json::to_string(&e).unwrap_or_default()
+                } else {
+                    human(&e)
+                };
                 writeln!(out, "{line}").is_ok()
             })?;
             out.flush()?;
@@ -100,28 +110,64 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
 /// One line a person can scan: seq, time, kind, and what happened.
 fn human(e: &ExportedEntry) -> String {
     let get = |k: &str| e.entry.get(k).cloned().unwrap_or(Value::Null);
-    let s = |v: &Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+    let s = |v: &Value| {
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string())
+    };
     let data = get("data");
     let d = |k: &str| data.get(k).map(s).unwrap_or_default();
     let what = match s(&get("kind")).as_str() {
         "decision" => {
             let call = data.get("call").cloned().unwrap_or(Value::Null);
             let tool = call.get("tool").map(s).unwrap_or_default();
-            let params = call.get("params").map(|p| p.to_string()).unwrap_or_default();
+            let params = call
+                .get("params")
+                .map(|p| p.to_string())
+                .unwrap_or_default();
             let params: String = params.chars().take(100).collect();
-            format!("{} {} {tool} {params} — {}", d("decision"), d("risk"), d("reason"))
+            format!(
+                "{} {} {tool} {params} — {}",
+                d("decision"),
+                d("risk"),
+                d("reason")
+            )
         }
-        "verdict" => format!("{} {} {} — {}", d("layer"), d("verdict"), d("risk"), d("reason")),
+        "verdict" => format!(
+            "{} {} {} — {}",
+            d("layer"),
+            d("verdict"),
+            d("risk"),
+            d("reason")
+        ),
         "approval.vote" => format!(
             "{} {} by {} on {}{}",
-            if data.get("approve") == Some(&Value::Bool(true)) { "approve" } else { "deny" },
+            if data.get("approve") == Some(&Value::Bool(true)) {
+                "approve"
+            } else {
+                "deny"
+            },
             d("approver"),
             d("identity"),
             d("approval"),
-            data.get("refused").map(|r| format!(" REFUSED: {}", s(r))).unwrap_or_default()
+            data.get("refused")
+                .map(|r| format!(" REFUSED: {}", s(r)))
+                .unwrap_or_default()
         ),
-        k if k.starts_with("approval.") => format!("{} {} {} {}", d("approval"), d("state"), d("risk"), d("summary")),
+        k if k.starts_with("approval.") => format!(
+            "{} {} {} {}",
+            d("approval"),
+            d("state"),
+            d("risk"),
+            d("summary")
+        ),
         _ => data.to_string(),
     };
-    format!("{:>6} {} {:<18} {}", s(&get("seq")), s(&get("ts")), s(&get("kind")), what)
+    format!(
+        "{:>6} {} {:<18} {}",
+        s(&get("seq")),
+        s(&get("ts")),
+        s(&get("kind")),
+        what
+    )
 }

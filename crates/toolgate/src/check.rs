@@ -126,8 +126,8 @@ fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
 
 /// Decides with state (a [`Gate`]) or without (the engine alone).
 enum Decider {
-    Stateless(Engine, Env),
-    Gate(Gate),
+    Stateless(Box<Engine>, Env),
+    Gate(Box<Gate>),
 }
 
 impl Decider {
@@ -162,16 +162,16 @@ fn one_line(e: &anyhow::Error) -> String {
 fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
     let engine = load_engine(args.policy.as_deref())?;
     if args.stateless {
-        return Ok(Decider::Stateless(engine, base_env()));
+        return Ok(Decider::Stateless(Box::new(engine), base_env()));
     }
     let (dir, chosen) = data.resolve();
     match crate::state::open_store(&dir) {
-        Ok(store) => Ok(Decider::Gate(Gate::new(
+        Ok(store) => Ok(Decider::Gate(Box::new(Gate::new(
             Arc::new(engine),
             store,
             Arc::new(SystemClock),
             base_env(),
-        ))),
+        )))),
         // The default location may be unusable (read-only home, sandbox):
         // still decide, but say that nothing is recorded.
         Err(e) if !chosen => {
@@ -180,7 +180,7 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
                  record decisions and create approvals)",
                 one_line(&e)
             );
-            Ok(Decider::Stateless(engine, base_env()))
+            Ok(Decider::Stateless(Box::new(engine), base_env()))
         }
         Err(e) => Err(e),
     }

@@ -2,12 +2,33 @@
 //! binary, stdin in, stdout and exit status out.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A data directory of its own for each run, so tests never share state
+/// (or write into the real one).
+fn fresh_data_dir() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "toolgate-cli-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
 
 fn toolgate(args: &[&str], stdin: &str) -> Output {
+    toolgate_in(&fresh_data_dir(), args, stdin)
+}
+
+fn toolgate_in(data_dir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .env("HOME", "/home/dev")
+        .env("TOOLGATE_DATA_DIR", data_dir)
+        .env("USER", "tester")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -88,13 +109,136 @@ fn escalation_carries_the_protocol_line() {
     );
     let d = json(&out);
     assert_eq!(d["decision"], "escalate");
+    let id = d["approval"]["id"].as_str().expect("an approval id");
+    assert_eq!(id.len(), 32);
     assert!(
         d["block_reason"]
             .as_str()
             .unwrap_or_default()
-            .starts_with("TOOLGATE_ESCALATE|"),
+            .starts_with(&format!("TOOLGATE_ESCALATE|{id}|")),
         "{d}"
     );
+    assert!(d["audit_seq"].as_u64().is_some(), "{d}");
+    // Without state there is nothing to approve, and no id.
+    let out = toolgate(
+        &["check", "--stateless"],
+        r#"{"tool":"exec","params":{"command":"git push --force origin main"}}"#,
+    );
+    let d = json(&out);
+    assert!(
+        d["block_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("TOOLGATE_ESCALATE||"),
+        "{d}"
+    );
+    assert!(d.get("audit_seq").is_none(), "{d}");
+}
+
+#[test]
+fn approve_from_the_cli_then_the_retry_runs_once() {
+    let dir = fresh_data_dir();
+    let call = r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"},"requester":{"id":"u1"}}"#;
+    let d = json(&toolgate_in(&dir, &["check"], call));
+    let id = d["approval"]["id"].as_str().unwrap().to_string();
+    let list = toolgate_in(&dir, &["approvals", "list"], "");
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains(&id) && text.contains("kubectl apply"),
+        "{text}"
+    );
+    // The requester cannot approve; exit 1 with the reason.
+    let own = toolgate_in(&dir, &["approvals", "approve", &id, "--as", "u1"], "");
+    assert_eq!(own.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&own.stderr).contains("separation of duties"));
+    // The OS user ($USER) approves.
+    let ok = toolgate_in(
+        &dir,
+        &["approvals", "approve", &id, "--reason", "reviewed"],
+        "",
+    );
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("as tester"));
+    let shown = json(&toolgate_in(
+        &dir,
+        &["approvals", "show", &id, "--json"],
+        "",
+    ));
+    assert_eq!(shown["state"], "approved");
+    assert_eq!(shown["votes"][0]["identity"], "tester");
+    assert_eq!(
+        json(&toolgate_in(&dir, &["check"], call))["decision"],
+        "allow"
+    );
+    assert_eq!(
+        json(&toolgate_in(&dir, &["check"], call))["decision"],
+        "escalate"
+    );
+    // Bad ids: usage error 2; unknown ids: 1.
+    assert_eq!(
+        toolgate_in(&dir, &["approvals", "deny", "xyz"], "")
+            .status
+            .code(),
+        Some(2)
+    );
+    let unknown = "0123456789abcdef0123456789abcdef";
+    assert_eq!(
+        toolgate_in(&dir, &["approvals", "deny", unknown], "")
+            .status
+            .code(),
+        Some(1)
+    );
+    // And the whole story verifies.
+    let v = toolgate_in(&dir, &["audit", "verify"], "");
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    let tail = toolgate_in(&dir, &["audit", "tail", "-n", "3"], "");
+    assert_eq!(String::from_utf8_lossy(&tail.stdout).lines().count(), 3);
+    let export = toolgate_in(&dir, &["audit", "export"], "");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&export.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().any(|l| l["kind"] == "approval.consumed"));
+    assert_eq!(lines[0]["prev"], "0".repeat(64));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn audit_verify_names_the_tampered_entry() {
+    let dir = fresh_data_dir();
+    let calls = "{\"tool\":\"exec\",\"params\":{\"command\":\"ls\"}}\n".repeat(5);
+    assert_eq!(
+        toolgate_in(&dir, &["check", "--jsonl"], &calls)
+            .status
+            .code(),
+        Some(0)
+    );
+    // Edit entry 3 behind toolgate's back: flip one byte of its text.
+    let db = dir.join("toolgate.db");
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE audit SET entry = replace(entry, '\\\"ls\\\"', '\\\"lz\\\"') WHERE seq = 3\"); c.commit()")
+        .arg(&db)
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: python3 with sqlite3 is not available to tamper with the database");
+        return;
+    }
+    let v = toolgate_in(&dir, &["audit", "verify"], "");
+    assert_eq!(v.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&v.stderr);
+    assert!(err.contains("seq 3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

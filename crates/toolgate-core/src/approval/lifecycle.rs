@@ -324,7 +324,8 @@ pub fn check_vote(
             };
             return Err(VoteRefused::RelayRefused(why.to_string()));
         }
-        if approval.session.is_some() && vote.identity != relay_identity(approval.session.as_deref())
+        if approval.session.is_some()
+            && vote.identity != relay_identity(approval.session.as_deref())
         {
             return Err(VoteRefused::RelayRefused(
                 "the relay came from another session".to_string(),

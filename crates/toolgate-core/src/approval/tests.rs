@@ -9,14 +9,24 @@ fn call(v: serde_json::Value) -> ToolCall {
 
 #[test]
 fn binding_ignores_key_order_and_counts_every_nested_value() {
-    let a = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}]}}}));
-    let b = call(json!({"params":{"opts":{"b":[1,{"x":"y"}],"a":1},"command":"rm -rf build"},"tool":"exec"}));
+    let a = call(
+        json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}]}}}),
+    );
+    let b = call(
+        json!({"params":{"opts":{"b":[1,{"x":"y"}],"a":1},"command":"rm -rf build"},"tool":"exec"}),
+    );
     assert_eq!(binding_hash(&a), binding_hash(&b));
-    let c = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"z"}]}}}));
+    let c = call(
+        json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"z"}]}}}),
+    );
     assert_ne!(binding_hash(&a), binding_hash(&c), "a changed nested value");
-    let d = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}],"c":null}}}));
+    let d = call(
+        json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}],"c":null}}}),
+    );
     assert_ne!(binding_hash(&a), binding_hash(&d), "an added nested key");
-    let e = call(json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[{"x":"y"},1]}}}));
+    let e = call(
+        json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[{"x":"y"},1]}}}),
+    );
     assert_ne!(binding_hash(&a), binding_hash(&e), "array order counts");
 }
 
@@ -24,7 +34,12 @@ fn binding_ignores_key_order_and_counts_every_nested_value() {
 fn binding_includes_tool_and_scope() {
     let base = json!({"tool":"exec","params":{"command":"rm -rf build"},"cwd":"/a","session":"s1"});
     let h = binding_hash(&call(base.clone()));
-    for (k, v) in [("tool", json!("Bash")), ("cwd", json!("/b")), ("session", json!("s2")), ("agent", json!("x"))] {
+    for (k, v) in [
+        ("tool", json!("Bash")),
+        ("cwd", json!("/b")),
+        ("session", json!("s2")),
+        ("agent", json!("x")),
+    ] {
         let mut other = base.clone();
         other[k] = v;
         assert_ne!(h, binding_hash(&call(other)), "{k} is part of the binding");
@@ -68,36 +83,122 @@ fn quorum_matrix() {
         (String::new(), false, R2, Ok((1, false, &[UserRequest]))),
         (String::new(), false, R3, Ok((1, true, &[UserRequest]))),
         (String::new(), false, R4, Ok((2, true, &[UserRequest]))),
-        (RULE.into(), false, R2, Ok((1, false, &[UserRequest, RulesBased]))),
-        (RULE.into(), false, R4, Ok((2, true, &[UserRequest, RulesBased]))),
+        (
+            RULE.into(),
+            false,
+            R2,
+            Ok((1, false, &[UserRequest, RulesBased])),
+        ),
+        (
+            RULE.into(),
+            false,
+            R4,
+            Ok((2, true, &[UserRequest, RulesBased])),
+        ),
         // llm_evaluation counts only when allowed and configured.
-        ("allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(), false, R2, Ok((1, false, &[UserRequest]))),
-        ("allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(), true, R2, Ok((1, false, &[UserRequest, LlmEvaluation]))),
-        ("allowed_approvers = [\"user_request\"]".into(), true, R2, Ok((1, false, &[UserRequest]))),
+        (
+            "allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(),
+            false,
+            R2,
+            Ok((1, false, &[UserRequest])),
+        ),
+        (
+            "allowed_approvers = [\"user_request\", \"llm_evaluation\"]".into(),
+            true,
+            R2,
+            Ok((1, false, &[UserRequest, LlmEvaluation])),
+        ),
+        (
+            "allowed_approvers = [\"user_request\"]".into(),
+            true,
+            R2,
+            Ok((1, false, &[UserRequest])),
+        ),
         // Disabling people where a person is required fails closed.
-        (format!("disabled_approvers = [\"user_request\"]\n{RULE}"), false, R2, Ok((1, false, &[RulesBased]))),
-        (format!("disabled_approvers = [\"user_request\"]\n{RULE}"), false, R3, Err(())),
-        (format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"), false, R3, Ok((1, false, &[RulesBased]))),
-        (format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"), false, R4, Err(())),
+        (
+            format!("disabled_approvers = [\"user_request\"]\n{RULE}"),
+            false,
+            R2,
+            Ok((1, false, &[RulesBased])),
+        ),
+        (
+            format!("disabled_approvers = [\"user_request\"]\n{RULE}"),
+            false,
+            R3,
+            Err(()),
+        ),
+        (
+            format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"),
+            false,
+            R3,
+            Ok((1, false, &[RulesBased])),
+        ),
+        (
+            format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"),
+            false,
+            R4,
+            Err(()),
+        ),
         ("allowed_approvers = []".into(), false, R2, Err(())),
-        ("allowed_approvers = [\"rules_based\"]".into(), false, R2, Err(())),
+        (
+            "allowed_approvers = [\"rules_based\"]".into(),
+            false,
+            R2,
+            Err(()),
+        ),
         // Named operators count one each.
-        ("operators = [\"alice\"]".into(), false, R3, Ok((1, true, &[UserRequest]))),
+        (
+            "operators = [\"alice\"]".into(),
+            false,
+            R3,
+            Ok((1, true, &[UserRequest])),
+        ),
         ("operators = [\"alice\"]".into(), false, R4, Err(())),
-        (format!("operators = [\"alice\"]\n{RULE}"), false, R4, Ok((2, true, &[UserRequest, RulesBased]))),
-        ("operators = [\"alice\", \"bob\"]".into(), false, R4, Ok((2, true, &[UserRequest]))),
-        ("operators = [\"alice\", \"bob\"]\nquorum = { R4 = 3 }".into(), false, R4, Err(())),
-        ("quorum = { R2 = 5 }".into(), false, R2, Ok((5, false, &[UserRequest]))),
-        ("require_user = [\"R2\"]".into(), false, R2, Ok((1, true, &[UserRequest]))),
+        (
+            format!("operators = [\"alice\"]\n{RULE}"),
+            false,
+            R4,
+            Ok((2, true, &[UserRequest, RulesBased])),
+        ),
+        (
+            "operators = [\"alice\", \"bob\"]".into(),
+            false,
+            R4,
+            Ok((2, true, &[UserRequest])),
+        ),
+        (
+            "operators = [\"alice\", \"bob\"]\nquorum = { R4 = 3 }".into(),
+            false,
+            R4,
+            Err(()),
+        ),
+        (
+            "quorum = { R2 = 5 }".into(),
+            false,
+            R2,
+            Ok((5, false, &[UserRequest])),
+        ),
+        (
+            "require_user = [\"R2\"]".into(),
+            false,
+            R2,
+            Ok((1, true, &[UserRequest])),
+        ),
     ];
     for (extra, llm, class, want) in cases {
         let p = settings(&extra);
         let got = requirement(p.approvals(), class, llm);
         match (&got, want) {
             (Ok(q), Ok((min, user, kinds))) => {
-                assert_eq!((q.min_approvals, q.require_user, q.approvers.as_slice()), (min, user, kinds), "{extra:?} {class}");
+                assert_eq!(
+                    (q.min_approvals, q.require_user, q.approvers.as_slice()),
+                    (min, user, kinds),
+                    "{extra:?} {class}"
+                );
             }
-            (Err(e), Err(())) => assert!(e.to_string().starts_with("insufficient-factors: "), "{e}"),
+            (Err(e), Err(())) => {
+                assert!(e.to_string().starts_with("insufficient-factors: "), "{e}")
+            }
             _ => panic!("{extra:?} {class}: got {got:?}"),
         }
     }
@@ -128,7 +229,12 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
 }
 
 fn rule(min: u32, user: bool, kinds: &[ApproverKind]) -> QuorumRule {
-    QuorumRule { min_approvals: min, require_user: user, approvers: kinds.to_vec(), operators: vec![] }
+    QuorumRule {
+        min_approvals: min,
+        require_user: user,
+        approvers: kinds.to_vec(),
+        operators: vec![],
+    }
 }
 
 fn vote(a: &Approval, kind: ApproverKind, who: &str, approve: bool) -> Vote {
@@ -152,47 +258,113 @@ fn quorum_counts_distinct_current_votes_and_needs_a_person_where_required() {
     let a = approval(RiskClass::R4, rule(2, true, &[UserRequest, RulesBased]));
     let alice = vote(&a, UserRequest, "alice", true);
     let rules = vote(&a, RulesBased, "rules_based", true);
-    assert!(matches!(tally(&a, &[alice.clone()]), Tally::Pending { have: 1, need: 2, user_missing: false }));
-    assert!(matches!(tally(&a, &[alice.clone(), alice.clone()]), Tally::Pending { have: 1, .. }), "one vote per identity");
-    assert!(matches!(tally(&a, &[rules.clone()]), Tally::Pending { have: 1, user_missing: true, .. }));
-    assert!(matches!(tally(&a, &[alice.clone(), rules.clone()]), Tally::Approved { .. }));
+    assert!(matches!(
+        tally(&a, std::slice::from_ref(&alice)),
+        Tally::Pending {
+            have: 1,
+            need: 2,
+            user_missing: false
+        }
+    ));
+    assert!(
+        matches!(
+            tally(&a, &[alice.clone(), alice.clone()]),
+            Tally::Pending { have: 1, .. }
+        ),
+        "one vote per identity"
+    );
+    assert!(matches!(
+        tally(&a, std::slice::from_ref(&rules)),
+        Tally::Pending {
+            have: 1,
+            user_missing: true,
+            ..
+        }
+    ));
+    assert!(matches!(
+        tally(&a, &[alice.clone(), rules.clone()]),
+        Tally::Approved { .. }
+    ));
     let bob = vote(&a, UserRequest, "bob", true);
-    assert!(matches!(tally(&a, &[alice.clone(), bob.clone()]), Tally::Approved { .. }));
+    assert!(matches!(
+        tally(&a, &[alice.clone(), bob.clone()]),
+        Tally::Approved { .. }
+    ));
     // A stale vote (cast before the risk changed) does not count.
     let mut stale = bob.clone();
     stale.risk = RiskClass::R3;
-    assert!(matches!(tally(&a, &[alice.clone(), stale]), Tally::Pending { have: 1, .. }));
+    assert!(matches!(
+        tally(&a, &[alice.clone(), stale]),
+        Tally::Pending { have: 1, .. }
+    ));
     // The requester's vote never counts, even if it got in.
     let own = vote(&a, UserRequest, "u1", true);
-    assert!(matches!(tally(&a, &[alice.clone(), own]), Tally::Pending { have: 1, .. }));
+    assert!(matches!(
+        tally(&a, &[alice.clone(), own]),
+        Tally::Pending { have: 1, .. }
+    ));
     // A denial wins over any number of approvals.
     let no = vote(&a, UserRequest, "carol", false);
     assert!(matches!(tally(&a, &[alice, bob, no]), Tally::Denied { .. }));
     // R3 with rules alone is not enough: a person is required.
     let a3 = approval(RiskClass::R3, rule(1, true, &[UserRequest, RulesBased]));
-    assert!(matches!(tally(&a3, &[vote(&a3, RulesBased, "rules_based", true)]), Tally::Pending { user_missing: true, .. }));
+    assert!(matches!(
+        tally(&a3, &[vote(&a3, RulesBased, "rules_based", true)]),
+        Tally::Pending {
+            user_missing: true,
+            ..
+        }
+    ));
     let a2 = approval(RiskClass::R2, rule(1, false, &[UserRequest, RulesBased]));
-    assert!(matches!(tally(&a2, &[vote(&a2, RulesBased, "rules_based", true)]), Tally::Approved { .. }));
+    assert!(matches!(
+        tally(&a2, &[vote(&a2, RulesBased, "rules_based", true)]),
+        Tally::Approved { .. }
+    ));
 }
 
 #[test]
 fn votes_are_checked_for_separation_of_duties() {
     use ApproverKind::*;
     let a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
-    assert!(matches!(check_vote(&a, &[], &vote(&a, UserRequest, "u1", true), 2_000), Err(VoteRefused::SelfApproval(_))));
-    assert_eq!(check_vote(&a, &[], &vote(&a, UserRequest, "u1", false), 2_000), Ok(()), "the requester may deny");
-    assert!(matches!(check_vote(&a, &[], &vote(&a, UserRequest, " ", true), 2_000), Err(VoteRefused::NoIdentity)));
-    assert!(matches!(check_vote(&a, &[], &vote(&a, RulesBased, "rules_based", true), 2_000), Err(VoteRefused::KindInactive(_))));
+    assert!(matches!(
+        check_vote(&a, &[], &vote(&a, UserRequest, "u1", true), 2_000),
+        Err(VoteRefused::SelfApproval(_))
+    ));
+    assert_eq!(
+        check_vote(&a, &[], &vote(&a, UserRequest, "u1", false), 2_000),
+        Ok(()),
+        "the requester may deny"
+    );
+    assert!(matches!(
+        check_vote(&a, &[], &vote(&a, UserRequest, " ", true), 2_000),
+        Err(VoteRefused::NoIdentity)
+    ));
+    assert!(matches!(
+        check_vote(&a, &[], &vote(&a, RulesBased, "rules_based", true), 2_000),
+        Err(VoteRefused::KindInactive(_))
+    ));
     let alice = vote(&a, UserRequest, "alice", true);
     assert_eq!(check_vote(&a, &[], &alice, 2_000), Ok(()));
-    assert!(matches!(check_vote(&a, std::slice::from_ref(&alice), &alice, 2_000), Err(VoteRefused::AlreadyVoted(_))));
-    assert!(matches!(check_vote(&a, &[], &alice, 301_000), Err(VoteRefused::Expired(_))));
+    assert!(matches!(
+        check_vote(&a, std::slice::from_ref(&alice), &alice, 2_000),
+        Err(VoteRefused::AlreadyVoted(_))
+    ));
+    assert!(matches!(
+        check_vote(&a, &[], &alice, 301_000),
+        Err(VoteRefused::Expired(_))
+    ));
     let mut named = a.clone();
     named.quorum.operators = vec!["bob".into()];
-    assert!(matches!(check_vote(&named, &[], &alice, 2_000), Err(VoteRefused::NotAnOperator(_))));
+    assert!(matches!(
+        check_vote(&named, &[], &alice, 2_000),
+        Err(VoteRefused::NotAnOperator(_))
+    ));
     let mut done = a.clone();
     done.state = ApprovalState::Consumed;
-    assert!(matches!(check_vote(&done, &[], &alice, 2_000), Err(VoteRefused::Closed { .. })));
+    assert!(matches!(
+        check_vote(&done, &[], &alice, 2_000),
+        Err(VoteRefused::Closed { .. })
+    ));
 }
 
 #[test]
@@ -201,12 +373,18 @@ fn relayed_votes_need_the_opt_in_the_session_and_never_r4() {
     let mut a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     let mut relayed = vote(&a, UserRequest, &relay_identity(Some("s1")), true);
     relayed.relayed = true;
-    assert!(matches!(check_vote(&a, &[], &relayed, 2_000), Err(VoteRefused::RelayRefused(_))));
+    assert!(matches!(
+        check_vote(&a, &[], &relayed, 2_000),
+        Err(VoteRefused::RelayRefused(_))
+    ));
     a.relay = true;
     assert_eq!(check_vote(&a, &[], &relayed, 2_000), Ok(()));
     let mut other = relayed.clone();
     other.identity = relay_identity(Some("s2"));
-    assert!(matches!(check_vote(&a, &[], &other, 2_000), Err(VoteRefused::RelayRefused(_))));
+    assert!(matches!(
+        check_vote(&a, &[], &other, 2_000),
+        Err(VoteRefused::RelayRefused(_))
+    ));
     let mut r4 = approval(RiskClass::R4, rule(1, true, &[UserRequest]));
     r4.relay = false; // what the gate sets for R4 whatever the policy says
     let mut v = vote(&r4, UserRequest, &relay_identity(Some("s1")), true);
@@ -221,8 +399,14 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
     let mut a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     let alice = vote(&a, UserRequest, "alice", true);
     assert!(!a.consume(2_000), "a pending approval cannot be consumed");
-    assert!(matches!(a.settle(&[alice.clone()], 2_000), Tally::Approved { .. }));
-    assert_eq!((a.state, a.usable_until_ms), (ApprovalState::Approved, Some(32_000)));
+    assert!(matches!(
+        a.settle(std::slice::from_ref(&alice), 2_000),
+        Tally::Approved { .. }
+    ));
+    assert_eq!(
+        (a.state, a.usable_until_ms),
+        (ApprovalState::Approved, Some(32_000))
+    );
     assert!(a.consume(3_000));
     assert!(!a.consume(3_001), "consumed once");
     // Approved but not used in time.
@@ -243,11 +427,17 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
     assert!(d.refresh(RiskClass::R4, rule(2, true, &[UserRequest]), d.expires_ms));
     assert_eq!(d.state, ApprovalState::Pending);
     assert!(!v.is_current(&d));
-    assert!(matches!(d.settle(&[v], 3_000), Tally::Pending { have: 0, .. }));
+    assert!(matches!(
+        d.settle(&[v], 3_000),
+        Tally::Pending { have: 0, .. }
+    ));
     // A changed TTL alone also makes votes stale.
     let mut e = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     let v = vote(&e, UserRequest, "alice", true);
     assert!(e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000));
     assert!(!v.is_current(&e));
-    assert!(!e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000), "nothing changed");
+    assert!(
+        !e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000),
+        "nothing changed"
+    );
 }

@@ -222,7 +222,10 @@ fn risk_class(
         at(
             c.span().start,
             ErrorKind::Value,
-            format!("{:?} is not a risk class — use R0, R1, R2, R3 or R4", c.get_ref()),
+            format!(
+                "{:?} is not a risk class — use R0, R1, R2, R3 or R4",
+                c.get_ref()
+            ),
         )
     })
 }

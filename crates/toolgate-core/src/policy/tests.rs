@@ -130,7 +130,10 @@ fn everything_is_optional() {
     for src in ["", "# nothing\n", "[rules]\n", "[approvals]\n[risk]\n"] {
         let p = parse(src).unwrap();
         assert_eq!(p.escalation_threshold(), 36);
-        assert_eq!(format!("{:?}", p.approvals()), format!("{:?}", ApprovalSettings::default()));
+        assert_eq!(
+            format!("{:?}", p.approvals()),
+            format!("{:?}", ApprovalSettings::default())
+        );
         assert_eq!(p.approvals().pending_ttl, Duration::from_secs(300));
         assert_eq!(p.approvals().approval_window, Duration::from_secs(30));
         assert!(!p.approvals().relay);

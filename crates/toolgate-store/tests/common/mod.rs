@@ -37,11 +37,18 @@ pub fn store(dir: &Path) -> Arc<SqliteStore> {
 }
 
 pub fn engine(policy: &str) -> Arc<Engine> {
-    Arc::new(Engine::new(Policy::from_toml_str(policy, "test.toml").unwrap()))
+    Arc::new(Engine::new(
+        Policy::from_toml_str(policy, "test.toml").unwrap(),
+    ))
 }
 
 pub fn gate(store: Arc<SqliteStore>, policy: &str, clock: Arc<ManualClock>) -> Gate {
-    Gate::new(engine(policy), store, clock, Env::new("/home/dev", "/home/dev/proj"))
+    Gate::new(
+        engine(policy),
+        store,
+        clock,
+        Env::new("/home/dev", "/home/dev/proj"),
+    )
 }
 
 pub fn exec(cmd: &str) -> ToolCall {

@@ -441,3 +441,124 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
         "nothing changed"
     );
 }
+
+mod properties {
+    use super::*;
+    use crate::audit::{ChainVerifier, GENESIS, chain_hash};
+    use proptest::prelude::*;
+    use serde_json::{Map, Value};
+
+    /// Arbitrary JSON, nested a few levels.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,6}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// The same object with its keys inserted in reverse order, at every depth.
+    fn reversed(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, x) in m.iter().rev() {
+                    out.insert(k.clone(), reversed(x));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+            other => other.clone(),
+        }
+    }
+
+    fn call_with(params: Value) -> ToolCall {
+        let Value::Object(params) = params else { unreachable!() };
+        ToolCall { tool: "exec".into(), params, ..ToolCall::default() }
+    }
+
+    proptest! {
+        #[test]
+        fn key_order_never_changes_the_binding(
+            m in prop::collection::btree_map("[a-z]{1,6}", json_value(), 0..6)
+        ) {
+            let params = Value::Object(m.into_iter().collect());
+            prop_assert_eq!(
+                binding_hash(&call_with(params.clone())),
+                binding_hash(&call_with(reversed(&params)))
+            );
+        }
+
+        #[test]
+        fn any_added_nested_key_changes_the_binding(
+            m in prop::collection::btree_map("[a-z]{1,6}", json_value(), 1..6),
+            extra in "[A-Z]{1,4}",
+        ) {
+            let params = Value::Object(m.into_iter().collect());
+            // Add a key (upper case, so new) to the first object found,
+            // or to the top.
+            let mut changed = params.clone();
+            fn add(v: &mut Value, key: &str) -> bool {
+                match v {
+                    Value::Object(o) => {
+                        for x in o.values_mut() {
+                            if add(x, key) { return true; }
+                        }
+                        o.insert(key.to_string(), Value::Null);
+                        true
+                    }
+                    Value::Array(a) => a.iter_mut().any(|x| add(x, key)),
+                    _ => false,
+                }
+            }
+            add(&mut changed, &extra);
+            prop_assert_ne!(
+                binding_hash(&call_with(params)),
+                binding_hash(&call_with(changed))
+            );
+        }
+
+        #[test]
+        fn verifier_never_panics_on_arbitrary_rows(
+            rows in prop::collection::vec((0u64..20, any::<[u8; 32]>(), ".{0,80}"), 0..12)
+        ) {
+            let mut v = ChainVerifier::new();
+            for (seq, hash, text) in &rows {
+                if v.push(*seq, hash, text).is_err() { break; }
+            }
+            let _ = v.finish(None);
+        }
+
+        #[test]
+        fn verifier_rejects_any_single_byte_edit(pos in 0usize..200, flip in 1u8..=255) {
+            let mut prev = GENESIS;
+            let mut rows = Vec::new();
+            for seq in 1..=3u64 {
+                let text = format!("{{\"data\":{{\"n\":{seq}}},\"kind\":\"decision\",\"seq\":{seq},\"trace\":\"t\",\"ts\":\"x\"}}");
+                let hash = chain_hash(&prev, text.as_bytes());
+                rows.push((seq, hash, text.into_bytes()));
+                prev = hash;
+            }
+            let total: usize = rows.iter().map(|r| r.2.len()).sum();
+            let mut at = pos % total;
+            let mut row = 0;
+            while at >= rows[row].2.len() { at -= rows[row].2.len(); row += 1; }
+            rows[row].2[at] ^= flip;
+            let mut v = ChainVerifier::new();
+            let mut failed = false;
+            for (seq, hash, text) in &rows {
+                let text = String::from_utf8_lossy(text);
+                if v.push(*seq, hash, &text).is_err() { failed = true; break; }
+            }
+            prop_assert!(failed || v.finish(Some((3, prev))).is_err());
+        }
+    }
+}

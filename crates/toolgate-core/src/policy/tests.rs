@@ -558,3 +558,67 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn approvers_quorum_and_rules_parse_with_errors_that_point_at_them() {
+    let p = parse(
+        r#"[approvals]
+allowed_approvers = ["user_request", "rules_based", "llm_evaluation"]
+disabled_approvers = ["llm_evaluation"]
+operators = ["alice", "bob", "alice"]
+require_user = ["R4"]
+
+[[approvals.rule]]
+name = "staging"
+approve = ["exec(kubectl apply -f staging.yaml)"]
+requester_roles = ["owner"]
+max_risk = "R2"
+"#,
+    )
+    .unwrap();
+    let a = p.approvals();
+    use crate::approval::ApproverKind::*;
+    assert_eq!(a.active_approvers().collect::<Vec<_>>(), vec![UserRequest, RulesBased]);
+    assert_eq!(a.operators, vec!["alice", "bob"]);
+    assert!(!a.require_user(RiskClass::R3) && a.require_user(RiskClass::R4));
+    assert_eq!(a.rules[0].name, "staging");
+    assert_eq!(a.rules[0].max_risk, RiskClass::R2);
+
+    fails(
+        "[approvals]\nallowed_approvers = [\"user_request\", \"robot\"]\n",
+        2,
+        38,
+        ErrorKind::Value,
+        "not an approver",
+    );
+    fails(
+        "[approvals]\nrequire_user = [\"R9\"]\n",
+        2,
+        17,
+        ErrorKind::Value,
+        "not a risk class",
+    );
+    fails(
+        "[approvals]\noperators = [\"  \"]\n",
+        2,
+        14,
+        ErrorKind::Value,
+        "approver names",
+    );
+    fails(
+        "[[approvals.rule]]\nname = \"x\"\n",
+        1,
+        1,
+        ErrorKind::Value,
+        "approves nothing",
+    );
+    fails(
+        "[[approvals.rule]]\napprove = [\"exec(\"]\n",
+        2,
+        12,
+        ErrorKind::Rule,
+        "",
+    );
+    let e = parse("[[approvals.rule]]\napprove = [\"exec(ls)\"]\nmax_risks = \"R2\"\n").unwrap_err();
+    assert!(e.to_string().contains("max_risks"), "{e}");
+}

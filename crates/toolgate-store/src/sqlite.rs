@@ -373,7 +373,8 @@ impl Tx for SqliteTx<'_> {
         let mut out = Vec::new();
         for state in states {
             let s = state.as_str().to_string();
-            let lim = limit as i64;
+            // SQLite reads a negative LIMIT as "no limit".
+            let lim = i64::try_from(limit).unwrap_or(-1);
             out.extend(self.query_approvals(
                 "SELECT record FROM approvals WHERE state = ?1 \
                  ORDER BY created_ms DESC, rowid DESC LIMIT ?2",

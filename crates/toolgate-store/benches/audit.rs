@@ -27,7 +27,9 @@ fn main() {
     let root = std::env::temp_dir().join(format!("toolgate-bench-audit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     println!("audit append (SQLite WAL) and verify, entries of ~500 bytes");
-    println!("DESIGN.md §6 bars: append >= 20,000 entries/s durable (sync=full); verify >= 200,000 entries/s");
+    println!(
+        "DESIGN.md §6 bars: append >= 20,000 entries/s durable (sync=full); verify >= 200,000 entries/s"
+    );
     for (sync, name) in [(SyncMode::Full, "full"), (SyncMode::Normal, "normal")] {
         for per_commit in [1usize, 10, 100, 1000] {
             let dir = root.join(format!("{name}-{per_commit}"));

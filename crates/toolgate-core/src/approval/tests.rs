@@ -481,8 +481,14 @@ mod properties {
     }
 
     fn call_with(params: Value) -> ToolCall {
-        let Value::Object(params) = params else { unreachable!() };
-        ToolCall { tool: "exec".into(), params, ..ToolCall::default() }
+        let Value::Object(params) = params else {
+            unreachable!()
+        };
+        ToolCall {
+            tool: "exec".into(),
+            params,
+            ..ToolCall::default()
+        }
     }
 
     proptest! {

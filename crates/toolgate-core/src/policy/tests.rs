@@ -578,7 +578,10 @@ max_risk = "R2"
     .unwrap();
     let a = p.approvals();
     use crate::approval::ApproverKind::*;
-    assert_eq!(a.active_approvers().collect::<Vec<_>>(), vec![UserRequest, RulesBased]);
+    assert_eq!(
+        a.active_approvers().collect::<Vec<_>>(),
+        vec![UserRequest, RulesBased]
+    );
     assert_eq!(a.operators, vec!["alice", "bob"]);
     assert!(!a.require_user(RiskClass::R3) && a.require_user(RiskClass::R4));
     assert_eq!(a.rules[0].name, "staging");
@@ -619,6 +622,7 @@ max_risk = "R2"
         ErrorKind::Rule,
         "",
     );
-    let e = parse("[[approvals.rule]]\napprove = [\"exec(ls)\"]\nmax_risks = \"R2\"\n").unwrap_err();
+    let e =
+        parse("[[approvals.rule]]\napprove = [\"exec(ls)\"]\nmax_risks = \"R2\"\n").unwrap_err();
     assert!(e.to_string().contains("max_risks"), "{e}");
 }

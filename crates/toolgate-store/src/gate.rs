@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
 use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Vote, binding_hash,
-    check_vote, relay_identity, requirement,
+    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Vote, VoteRefused,
+    binding_hash, check_vote, relay_identity, requirement,
 };
 use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
@@ -397,6 +397,10 @@ impl Gate {
                         ),
                     ),
                     Ok(VoteOutcome::Denied) => (Verdict::Block, format!("approval {id} is denied")),
+                    // The quorum is already there: the retry will run.
+                    Err(StoreError::Refused(r @ VoteRefused::AlreadyApproved(_))) => {
+                        (Verdict::Allow, r.to_string())
+                    }
                     Err(StoreError::Refused(r)) => (Verdict::Block, r.to_string()),
                     Err(StoreError::NotFound(id)) => (
                         Verdict::Block,

@@ -441,3 +441,17 @@ fn state_survives_reopening() {
     assert_eq!(g.check(&exec(APPLY)).unwrap().decision, Verdict::Allow);
     assert!(toolgate_store::verify(&*s).unwrap().entries >= 5);
 }
+
+#[test]
+fn an_operator_can_take_an_approval_back_before_it_is_used() {
+    let dir = TempDir::new("revoke");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY);
+    let id = approval_id(&g.check(&call).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    let out = toolgate_store::vote(&*s, &*clock, &id, person("bob", false)).unwrap();
+    assert_eq!(out, VoteOutcome::Denied);
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Block);
+}

@@ -137,12 +137,16 @@ impl Approval {
         due
     }
 
-    /// Applies the tally of `votes` at `now_ms`: reaching quorum approves it
-    /// for its window; a denial denies it. Returns the tally. Does nothing to
-    /// an approval that is not pending.
+    /// Applies the tally of `votes` at `now_ms`: reaching quorum approves a
+    /// pending approval for its window; a denial denies a pending or an
+    /// approved-but-unused one (an operator can take an approval back until
+    /// the retry uses it). Returns the tally. Final states never change.
     pub fn settle(&mut self, votes: &[Vote], now_ms: i64) -> Tally {
         let t = tally(self, votes);
-        if self.state != ApprovalState::Pending {
+        let denied = matches!(t, Tally::Denied { .. });
+        if self.state != ApprovalState::Pending
+            && !(self.state == ApprovalState::Approved && denied)
+        {
             return t;
         }
         match &t {
@@ -154,6 +158,7 @@ impl Approval {
             }
             Tally::Denied { by, reason } => {
                 self.state = ApprovalState::Denied;
+                self.usable_until_ms = None;
                 self.resolved_ms = Some(now_ms);
                 self.resolution = Some(match reason {
                     Some(r) => format!("denied by {by}: {r}"),

@@ -409,6 +409,18 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
     );
     assert!(a.consume(3_000));
     assert!(!a.consume(3_001), "consumed once");
+    // An approved approval can still be taken back before it is used.
+    let mut r = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let yes = vote(&r, UserRequest, "alice", true);
+    r.settle(std::slice::from_ref(&yes), 2_000);
+    let no = vote(&r, UserRequest, "bob", false);
+    assert_eq!(
+        check_vote(&r, std::slice::from_ref(&yes), &no, 2_500),
+        Ok(())
+    );
+    assert!(matches!(r.settle(&[yes, no], 2_500), Tally::Denied { .. }));
+    assert_eq!(r.state, ApprovalState::Denied);
+    assert!(!r.consume(2_600));
     // Approved but not used in time.
     let mut b = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     b.settle(&[vote(&b, UserRequest, "alice", true)], 2_000);

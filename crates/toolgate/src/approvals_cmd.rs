@@ -129,7 +129,13 @@ fn vote(
         channel: "cli".to_string(),
         relayed: false,
     };
-    match toolgate_store::vote(&*store, &SystemClock, &id, input)? {
+    let outcome = toolgate_store::vote(&*store, &SystemClock, &id, input)?;
+    let view = toolgate_store::show(&*store, &SystemClock, &id)?;
+    println!(
+        "call: {} ({}: {})",
+        view.approval.summary, view.approval.risk, view.approval.reason
+    );
+    match outcome {
         VoteOutcome::Approved { usable_until_ms } => println!(
             "approved {id} as {identity}: the agent may retry the exact call once, until {}",
             rfc3339_ms(usable_until_ms)

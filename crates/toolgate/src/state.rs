@@ -68,8 +68,18 @@ pub fn os_user() -> String {
         }
     }
     use std::os::unix::fs::MetadataExt;
-    match std::fs::metadata("/proc/self") {
-        Ok(m) => format!("uid:{}", m.uid()),
-        Err(_) => "unknown-user".to_string(),
-    }
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return "unknown-user".to_string();
+    };
+    // No login variables (cron, containers): the name /etc/passwd gives the uid.
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            let id = f.nth(1)?;
+            (id.parse() == Ok(uid) && !name.is_empty()).then(|| name.to_string())
+        })
+        .unwrap_or_else(|| format!("uid:{uid}"))
 }

@@ -12,6 +12,7 @@
 //! can rewrite the whole database can rewrite the whole chain; export the head
 //! hash somewhere else (`toolgate audit verify` prints it) to catch that.
 
+use crate::approval::exact_integers;
 use crate::time::rfc3339_ms;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -86,13 +87,16 @@ pub struct AuditEvent {
 
 impl AuditEvent {
     /// The canonical text of this event as entry number `seq`.
+    /// Integers beyond ±2^53 in `data` are stored as their exact decimal
+    /// strings (RFC 8785 would round them to doubles).
     pub fn canonical(&self, seq: u64) -> String {
+        let (data, _) = exact_integers(&self.data);
         let entry = json!({
             "seq": seq,
             "ts": rfc3339_ms(self.ts_ms),
             "trace": self.trace,
             "kind": self.kind.as_str(),
-            "data": self.data,
+            "data": data,
         });
         // A `Value` built from strings, integers and an already-valid
         // `Value` always serializes.

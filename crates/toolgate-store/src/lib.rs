@@ -13,6 +13,7 @@
 mod audit_log;
 mod clock;
 mod error;
+mod escalation;
 mod gate;
 mod operator;
 mod sqlite;

@@ -5,7 +5,7 @@ use crate::{Clock, Store, StoreError, Tx, random_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Vote, check_vote, tally,
+    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Vote, VoteRefused, check_vote, tally,
 };
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::redact::redact_text;
@@ -167,29 +167,41 @@ pub fn vote(
     let now = clock.now_ms();
     let trace = random_hex()?;
     let mut tx = store.begin()?;
+    let result = vote_in(&mut *tx, id, input, now, &trace)?;
+    tx.commit()?;
+    Ok(result?)
+}
+
+/// [`vote`] inside a transaction the caller commits: `Err` is a store
+/// failure; `Ok(Err(_))` a refusal, already audited in `tx`.
+pub(crate) fn vote_in(
+    tx: &mut dyn Tx,
+    id: &ApprovalId,
+    input: VoteInput,
+    now: i64,
+    trace: &str,
+) -> Result<Result<VoteOutcome, VoteRefused>, StoreError> {
     let mut a = tx.approval(id)?.ok_or(StoreError::NotFound(*id))?;
-    let expired = expire(&mut *tx, &mut a, &trace, now)?;
+    expire(tx, &mut a, trace, now)?;
     let v = Vote {
         approval: a.id,
         kind: ApproverKind::UserRequest,
-        identity: input.identity.trim().to_string(),
+        identity: redact_text(input.identity.trim()).into_owned(),
         approve: input.approve,
         reason: input.reason.map(|r| redact_text(&r).into_owned()),
         relayed: input.relayed,
-        channel: input.channel,
+        channel: redact_text(&input.channel).into_owned(),
         risk: a.risk,
         expires_ms: a.expires_ms,
         at_ms: now,
     };
     let mut votes = tx.votes(id)?;
     if let Err(refused) = check_vote(&a, &votes, &v, now) {
-        tx.append(&vote_event(&trace, now, &v, Some(&refused.to_string())))?;
-        tx.commit()?;
-        return Err(refused.into());
+        tx.append(&vote_event(trace, now, &v, Some(&refused.to_string())))?;
+        return Ok(Err(refused));
     }
-    debug_assert!(!expired);
     tx.put_vote(&v)?;
-    tx.append(&vote_event(&trace, now, &v, None))?;
+    tx.append(&vote_event(trace, now, &v, None))?;
     votes.retain(|old| old.identity != v.identity);
     votes.push(v);
     let before = a.state;
@@ -215,10 +227,9 @@ pub fn vote(
         } else {
             AuditKind::ApprovalApproved
         };
-        tx.append(&approval_event(&trace, now, kind, &a))?;
+        tx.append(&approval_event(trace, now, kind, &a))?;
     }
-    tx.commit()?;
-    Ok(outcome)
+    Ok(Ok(outcome))
 }
 
 /// Expires every pending or approved approval whose time is up; returns how
@@ -315,9 +326,9 @@ pub fn acknowledge(
 ) -> Result<Ack, StoreError> {
     let now = clock.now_ms();
     let ack = Ack {
-        key: key.to_string(),
-        scope: scope.to_string(),
-        by: by.to_string(),
+        key: redact_text(key).into_owned(),
+        scope: redact_text(scope).into_owned(),
+        by: redact_text(by).into_owned(),
         reason: reason.map(|r| redact_text(r).into_owned()),
         created_ms: now,
         expires_ms: now.saturating_add(ttl_ms),
@@ -339,7 +350,7 @@ pub fn acknowledged(
 ) -> Result<Option<Ack>, StoreError> {
     let now = clock.now_ms();
     let mut tx = store.begin()?;
-    let ack = tx.ack(key, scope)?;
+    let ack = tx.ack(&redact_text(key), &redact_text(scope))?;
     drop(tx);
     Ok(ack.filter(|a| now < a.expires_ms))
 }

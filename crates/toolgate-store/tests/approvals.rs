@@ -455,3 +455,102 @@ fn an_operator_can_take_an_approval_back_before_it_is_used() {
     assert_eq!(out, VoteOutcome::Denied);
     assert_eq!(g.check(&call).unwrap().decision, Verdict::Block);
 }
+
+#[test]
+fn an_agent_cannot_stack_relayed_votes_under_invented_sessions() {
+    let dir = TempDir::new("relay-stack");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(
+        s.clone(),
+        "[approvals]\nrelay = true\nquorum = { R3 = 2 }\n",
+        clock.clone(),
+    );
+    let call = exec(APPLY);
+    let id = approval_id(&g.check(&call).unwrap()).to_string();
+    assert_eq!(
+        g.check(&relay_call(&id, "agent:main:main"))
+            .unwrap()
+            .decision,
+        Verdict::Allow
+    );
+    // Another relay, whatever session it claims, does not add a vote.
+    for session in ["agent:main:main", "a", "b"] {
+        let d = g.check(&relay_call(&id, session)).unwrap();
+        assert_eq!(d.decision, Verdict::Block, "{session}: {d:?}");
+    }
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Escalate);
+    // A call without a session cannot be relayed at all.
+    let mut nosession = exec("kubectl apply -f nosession.yaml");
+    nosession.session = None;
+    let id = approval_id(&g.check(&nosession).unwrap()).to_string();
+    assert_eq!(
+        g.check(&relay_call(&id, "x")).unwrap().decision,
+        Verdict::Block
+    );
+    // With named operators, relay is refused.
+    let g = gate(
+        s.clone(),
+        "[approvals]\nrelay = true\noperators = [\"alice\"]\n",
+        clock.clone(),
+    );
+    let id = approval_id(&g.check(&exec("kubectl apply -f ops.yaml")).unwrap()).to_string();
+    let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "{d:?}");
+    assert!(d.reason.contains("operators"), "{}", d.reason);
+}
+
+#[test]
+fn a_relay_and_its_answer_share_one_trace() {
+    let dir = TempDir::new("relay-trace");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), "[approvals]\nrelay = true\n", clock.clone());
+    let id = approval_id(&g.check(&exec(APPLY)).unwrap()).to_string();
+    let d = g.check(&relay_call(&id, "agent:main:main")).unwrap();
+    let mut entries = Vec::new();
+    toolgate_store::export(&*s, 1, &mut |e| {
+        entries.push(e);
+        true
+    })
+    .unwrap();
+    let answer = entries
+        .iter()
+        .find(|e| e.entry["seq"] == json!(d.audit_seq.unwrap()))
+        .unwrap();
+    let vote = entries
+        .iter()
+        .find(|e| e.entry["kind"] == "approval.vote")
+        .unwrap();
+    assert_eq!(answer.entry["trace"], vote.entry["trace"]);
+    assert_eq!(vote.entry["data"]["relayed"], json!(true));
+}
+
+#[test]
+fn approvals_tell_apart_integers_beyond_double_precision() {
+    let dir = TempDir::new("bigint");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let send = |target: u64| -> ToolCall {
+        serde_json::from_value(json!({"tool": "message", "params": {"action": "send", "target": target, "message": "hi"}, "session": "s"})).unwrap()
+    };
+    let id = approval_id(&g.check(&send(9_007_199_254_740_993)).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert_eq!(
+        g.check(&send(9_007_199_254_740_992)).unwrap().decision,
+        Verdict::Escalate
+    );
+    assert_eq!(
+        g.check(&send(9_007_199_254_740_993)).unwrap().decision,
+        Verdict::Allow
+    );
+    // The audit log keeps the exact digits.
+    let mut exact = false;
+    toolgate_store::export(&*s, 1, &mut |e| {
+        exact |= e.entry["data"]["call"]["params"]["target"] == json!("9007199254740993");
+        true
+    })
+    .unwrap();
+    assert!(exact);
+}

@@ -153,7 +153,9 @@ fn secrets_never_reach_the_disk_and_do_not_change_the_binding() {
             "command": format!("curl -H 'Authorization: Bearer {token}' https://api.github.com/x && export AWS_ACCESS_KEY_ID={aws} && git push --force origin main"),
             "env": {"password": "hunter2hunter2", "API_KEY": "k-123456789"},
         },
-        "session": "s",
+        "session": format!("s-{token}"),
+        "agent": format!("agent-{aws}"),
+        "requester": {"id": "owner", "role": "owner"},
     }))
     .unwrap();
     let d = g.check(&call).unwrap();

@@ -17,20 +17,83 @@ pub struct BindingHash(pub [u8; 32]);
 
 /// Computes the binding hash of a call. Always hashes the call as the agent
 /// sent it (never a redacted copy).
+///
+/// RFC 8785 writes every number as an IEEE double, which would make two
+/// integers beyond 2^53 (chat and snowflake ids) hash alike. Such integers
+/// are hashed by their exact digits instead: written as strings, with the
+/// JSON pointers of where they were listed beside the params, so they still
+/// differ from a string holding the same digits.
 pub fn binding_hash(call: &ToolCall) -> BindingHash {
-    let subject = json!({
+    let (params, big) = exact_integers(&Value::Object(call.params.clone()));
+    let mut subject = json!({
         "tool": call.tool,
-        "params": Value::Object(call.params.clone()),
+        "params": params,
         "scope": {
             "agent": call.agent,
             "session": call.session,
             "cwd": call.cwd,
         },
     });
+    if !big.is_empty() {
+        subject["big_integers"] = json!(big);
+    }
     // Serializing a `Value` cannot fail: its keys are strings and its numbers
     // are already finite.
     let canonical = serde_json_canonicalizer::to_vec(&subject).unwrap_or_default();
     BindingHash(Sha256::digest(&canonical).into())
+}
+
+/// Integers a double cannot hold exactly (beyond ±2^53).
+fn is_big_integer(n: &serde_json::Number) -> bool {
+    const EXACT: u64 = 1 << 53;
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u > EXACT,
+        (None, Some(i)) => i.unsigned_abs() > EXACT,
+        _ => false,
+    }
+}
+
+/// A copy of `v` with every integer beyond ±2^53 replaced by its exact
+/// decimal string, and the JSON pointers (RFC 6901) of those places in
+/// document order. Canonical JSON of the copy loses nothing.
+pub fn exact_integers(v: &Value) -> (Value, Vec<String>) {
+    fn walk(v: &Value, path: &mut String, out: &mut Vec<String>) -> Value {
+        match v {
+            Value::Number(n) if is_big_integer(n) => {
+                out.push(path.clone());
+                Value::String(n.to_string())
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let len = path.len();
+                        path.push_str(&format!("/{i}"));
+                        let r = walk(x, path, out);
+                        path.truncate(len);
+                        r
+                    })
+                    .collect(),
+            ),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                        let r = walk(x, path, out);
+                        path.truncate(len);
+                        (k.clone(), r)
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    let mut out = Vec::new();
+    let copy = walk(v, &mut String::new(), &mut out);
+    (copy, out)
 }
 
 impl BindingHash {

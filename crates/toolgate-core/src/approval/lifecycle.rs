@@ -183,27 +183,49 @@ impl Approval {
         }
     }
 
-    /// Re-judges a pending or approved approval with the risk class, quorum
-    /// and deadline a retry computed now. Any change makes every earlier vote
-    /// stale and puts an approved one back to pending. Returns whether
-    /// anything changed.
-    pub fn refresh(&mut self, risk: RiskClass, quorum: QuorumRule, expires_ms: i64) -> bool {
-        if self.state.is_final()
-            || (self.risk == risk && self.quorum == quorum && self.expires_ms == expires_ms)
-        {
+    /// Re-judges a pending or approved approval with the terms a retry
+    /// computed now. Any change makes every earlier vote stale and puts an
+    /// approved one back to pending. Returns whether anything changed.
+    pub fn refresh(&mut self, terms: Terms) -> bool {
+        let current = Terms {
+            risk: self.risk,
+            quorum: self.quorum.clone(),
+            expires_ms: self.expires_ms,
+            window_ms: self.window_ms,
+            relay: self.relay,
+        };
+        if self.state.is_final() || current == terms {
             return false;
         }
-        self.risk = risk;
-        self.quorum = quorum;
-        // Bumping the deadline for a risk or quorum change keeps the stale
-        // votes stale even if the policy later changes back.
-        self.expires_ms = expires_ms.max(self.expires_ms.saturating_add(1));
+        self.risk = terms.risk;
+        self.quorum = terms.quorum;
+        self.window_ms = terms.window_ms;
+        self.relay = terms.relay && terms.risk < RiskClass::R4;
+        // Bumping the deadline for any change keeps the stale votes stale
+        // even if the policy later changes back.
+        self.expires_ms = terms.expires_ms.max(self.expires_ms.saturating_add(1));
         self.state = ApprovalState::Pending;
         self.usable_until_ms = None;
         self.resolved_ms = None;
         self.resolution = None;
         true
     }
+}
+
+/// The terms an approval is judged under: what a retry recomputes from the
+/// policy in force, and compares with what the approval was created with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    /// The call's risk class.
+    pub risk: RiskClass,
+    /// What the quorum needs.
+    pub quorum: QuorumRule,
+    /// When the pending approval expires.
+    pub expires_ms: i64,
+    /// How long it stays usable once approved.
+    pub window_ms: i64,
+    /// Whether relayed approval is allowed (forced off for R4).
+    pub relay: bool,
 }
 
 /// One approver's vote on one approval.
@@ -314,41 +336,63 @@ pub fn check_vote(
     if !vote.approve {
         return Ok(());
     }
-    if approval.requester.as_deref() == Some(vote.identity.as_str()) {
+    if approval
+        .requester
+        .as_deref()
+        .is_some_and(|r| same_identity(r, &vote.identity))
+    {
         return Err(VoteRefused::SelfApproval(vote.identity.clone()));
     }
     if !approval.quorum.admits(vote.kind) {
         return Err(VoteRefused::KindInactive(vote.kind));
     }
     if vote.relayed {
-        if !approval.relay {
-            let why = if approval.risk == RiskClass::R4 {
-                "R4 calls are never approved by relay"
-            } else {
-                "the policy does not set [approvals] relay = true"
-            };
-            return Err(VoteRefused::RelayRefused(why.to_string()));
+        let refuse = |why: &str| Err(VoteRefused::RelayRefused(why.to_string()));
+        if approval.risk == RiskClass::R4 {
+            return refuse("R4 calls are never approved by relay");
         }
-        if approval.session.is_some()
-            && vote.identity != relay_identity(approval.session.as_deref())
-        {
-            return Err(VoteRefused::RelayRefused(
-                "the relay came from another session".to_string(),
-            ));
+        if !approval.relay {
+            return refuse("the policy does not set [approvals] relay = true");
+        }
+        if !approval.quorum.operators.is_empty() {
+            return refuse("the policy names operators, and only they may approve");
+        }
+        let Some(session) = approval.session.as_deref() else {
+            return refuse("the call named no session for the relay to come from");
+        };
+        if !same_identity(&vote.identity, &relay_identity(Some(session))) {
+            return refuse("the relay came from another session");
+        }
+        if existing.iter().any(|v| v.relayed && v.is_current(approval)) {
+            return refuse(
+                "this approval already has its one relayed vote; the rest must come from operators",
+            );
         }
     } else if vote.kind == ApproverKind::UserRequest
         && !approval.quorum.operators.is_empty()
-        && !approval.quorum.operators.contains(&vote.identity)
+        && !approval
+            .quorum
+            .operators
+            .iter()
+            .any(|o| same_identity(o, &vote.identity))
     {
         return Err(VoteRefused::NotAnOperator(vote.identity.clone()));
     }
     if existing
         .iter()
-        .any(|v| v.identity == vote.identity && v.is_current(approval))
+        .any(|v| same_identity(&v.identity, &vote.identity) && v.is_current(approval))
     {
         return Err(VoteRefused::AlreadyVoted(vote.identity.clone()));
     }
     Ok(())
+}
+
+/// Whether two approver identities name the same approver: compared without
+/// surrounding space and without case (`Alice` is `alice`), so one person
+/// cannot count twice by changing case.
+pub fn same_identity(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    a == b || a.to_lowercase() == b.to_lowercase()
 }
 
 /// The identity a relayed vote carries: the session it was relayed from.

@@ -11,8 +11,10 @@ mod binding;
 mod lifecycle;
 mod quorum;
 
-pub use binding::{ApprovalId, BindingHash, IdError, binding_hash};
-pub use lifecycle::{Approval, ApprovalState, Vote, VoteRefused, check_vote, relay_identity};
+pub use binding::{ApprovalId, BindingHash, IdError, binding_hash, exact_integers};
+pub use lifecycle::{
+    Approval, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity, same_identity,
+};
 pub use quorum::{ApproverKind, InsufficientFactors, QuorumRule, Tally, requirement, tally};
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Approvers and quorum (seed 001): which factors may approve a call, how many
 //! must, and whether the current votes reach that.
 
-use super::lifecycle::{Approval, Vote};
+use super::lifecycle::{Approval, Vote, same_identity};
 use crate::model::RiskClass;
 use crate::policy::ApprovalSettings;
 use serde::{Deserialize, Serialize};
@@ -85,27 +85,42 @@ pub struct InsufficientFactors {
 ///
 /// Fails closed when `min_approvals` exceeds the approvals the active
 /// approvers can give, or a person is required and `user_request` is off.
-/// People count one each when `operators` names them, and without limit
-/// when it does not (any distinct identity may approve).
+/// People count one each when `operators` names them (the requester
+/// excepted), and without limit when it does not (any distinct identity may
+/// approve); `rules_based` counts when one of its rules reaches `class`.
 pub fn requirement(
     settings: &ApprovalSettings,
     class: RiskClass,
     llm_available: bool,
+    requester: Option<&str>,
 ) -> Result<QuorumRule, InsufficientFactors> {
     let min_approvals = settings.quorum(class);
     let require_user = settings.require_user(class);
     let mut approvers = Vec::new();
     let mut capacity: u64 = 0;
+    let mut people: u64 = 0;
     for kind in settings.active_approvers() {
         let (usable, votes) = match kind {
             ApproverKind::UserRequest if settings.operators.is_empty() => (true, u64::MAX / 4),
-            ApproverKind::UserRequest => (true, settings.operators.len() as u64),
-            ApproverKind::RulesBased => (!settings.rules.is_empty(), 1),
+            // The requester cannot approve, so does not count among them.
+            ApproverKind::UserRequest => {
+                let others = settings
+                    .operators
+                    .iter()
+                    .filter(|o| !requester.is_some_and(|r| same_identity(r, o)))
+                    .count();
+                (true, others as u64)
+            }
+            // Rules count only if one of them may approve this class.
+            ApproverKind::RulesBased => (settings.rules.iter().any(|r| class <= r.max_risk), 1),
             ApproverKind::LlmEvaluation => (llm_available, 1),
         };
         if usable {
             approvers.push(kind);
             capacity += votes;
+            if kind == ApproverKind::UserRequest {
+                people = votes;
+            }
         }
     }
     let names: Vec<&str> = approvers.iter().map(|k| k.as_str()).collect();
@@ -116,6 +131,14 @@ pub fn requirement(
                  approver (active: {}); enable it in [approvals] allowed_approvers or drop \
                  {class} from require_user",
                 list_or_none(&names)
+            ),
+        });
+    }
+    if require_user && people == 0 {
+        return Err(InsufficientFactors {
+            detail: format!(
+                "{class} calls need a person's approval, but the only operators named in \
+                 [approvals] operators asked for this call themselves; name another operator"
             ),
         });
     }
@@ -177,9 +200,10 @@ pub enum Tally {
 /// Approvals count once per identity, from approver kinds the quorum
 /// admits, never from the requester.
 pub fn tally(approval: &Approval, votes: &[Vote]) -> Tally {
-    let mut seen = BTreeSet::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut by = Vec::new();
     let mut user = false;
+    let mut relayed = false;
     for v in votes.iter().filter(|v| v.is_current(approval)) {
         if !v.approve {
             return Tally::Denied {
@@ -187,14 +211,20 @@ pub fn tally(approval: &Approval, votes: &[Vote]) -> Tally {
                 reason: v.reason.clone(),
             };
         }
-        if approval.requester.as_deref() == Some(v.identity.as_str())
-            || !approval.quorum.admits(v.kind)
-        {
+        let is_requester = approval
+            .requester
+            .as_deref()
+            .is_some_and(|r| same_identity(r, &v.identity));
+        // At most one relayed vote counts, and none for R4.
+        let relay_refused =
+            v.relayed && (relayed || approval.risk == RiskClass::R4 || !approval.relay);
+        if is_requester || relay_refused || !approval.quorum.admits(v.kind) {
             continue;
         }
-        if seen.insert(v.identity.as_str()) {
+        if seen.insert(v.identity.trim().to_lowercase()) {
             by.push(v.identity.clone());
             user |= v.kind == ApproverKind::UserRequest;
+            relayed |= v.relayed;
         }
     }
     let need = approval.quorum.min_approvals.max(1);

@@ -31,6 +31,32 @@ fn binding_ignores_key_order_and_counts_every_nested_value() {
 }
 
 #[test]
+fn integers_beyond_double_precision_keep_their_exact_value() {
+    let a = call(
+        json!({"tool":"message","params":{"target": 9007199254740992_u64, "ids": [1, 9007199254740993_u64]}}),
+    );
+    let b = call(
+        json!({"tool":"message","params":{"target": 9007199254740993_u64, "ids": [1, 9007199254740993_u64]}}),
+    );
+    assert_ne!(binding_hash(&a), binding_hash(&b));
+    let c = call(json!({"tool":"message","params":{"target": -9007199254740993_i64}}));
+    let d = call(json!({"tool":"message","params":{"target": -9007199254740994_i64}}));
+    assert_ne!(binding_hash(&c), binding_hash(&d));
+    // The same digits as a string are a different call.
+    let e = call(
+        json!({"tool":"message","params":{"target": "9007199254740993", "ids": [1, 9007199254740993_u64]}}),
+    );
+    assert_ne!(binding_hash(&b), binding_hash(&e));
+    let (copy, at) = exact_integers(&b.params.clone().into());
+    assert_eq!(at, vec!["/ids/1", "/target"]);
+    assert_eq!(copy["target"], json!("9007199254740993"));
+    // Ordinary numbers are untouched.
+    let (copy, at) = exact_integers(&json!({"a": 1.5, "b": 9007199254740992_u64}));
+    assert!(at.is_empty());
+    assert_eq!(copy, json!({"a": 1.5, "b": 9007199254740992_u64}));
+}
+
+#[test]
 fn binding_includes_tool_and_scope() {
     let base = json!({"tool":"exec","params":{"command":"rm -rf build"},"cwd":"/a","session":"s1"});
     let h = binding_hash(&call(base.clone()));
@@ -69,6 +95,8 @@ fn settings(extra: &str) -> Policy {
 }
 
 const RULE: &str = "[[approvals.rule]]\nname = \"r\"\napprove = [\"exec(make test)\"]\n";
+const RULE4: &str =
+    "[[approvals.rule]]\nname = \"r\"\napprove = [\"exec(make test)\"]\nmax_risk = \"R4\"\n";
 
 /// Every approver set × risk class: what quorum it needs, or that it can
 /// never be reached.
@@ -89,8 +117,10 @@ fn quorum_matrix() {
             R2,
             Ok((1, false, &[UserRequest, RulesBased])),
         ),
+        // Rules count only when one of them reaches the class (default R3).
+        (RULE.into(), false, R4, Ok((2, true, &[UserRequest]))),
         (
-            RULE.into(),
+            RULE4.into(),
             false,
             R4,
             Ok((2, true, &[UserRequest, RulesBased])),
@@ -134,7 +164,7 @@ fn quorum_matrix() {
             Ok((1, false, &[RulesBased])),
         ),
         (
-            format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE}"),
+            format!("disabled_approvers = [\"user_request\"]\nrequire_user = []\n{RULE4}"),
             false,
             R4,
             Err(()),
@@ -155,10 +185,16 @@ fn quorum_matrix() {
         ),
         ("operators = [\"alice\"]".into(), false, R4, Err(())),
         (
-            format!("operators = [\"alice\"]\n{RULE}"),
+            format!("operators = [\"alice\"]\n{RULE4}"),
             false,
             R4,
             Ok((2, true, &[UserRequest, RulesBased])),
+        ),
+        (
+            format!("operators = [\"alice\"]\n{RULE}"),
+            false,
+            R4,
+            Err(()),
         ),
         (
             "operators = [\"alice\", \"bob\"]".into(),
@@ -184,10 +220,19 @@ fn quorum_matrix() {
             R2,
             Ok((1, true, &[UserRequest])),
         ),
+        // The requester (u1) is not counted among the operators.
+        ("operators = [\"u1\", \"alice\"]".into(), false, R4, Err(())),
+        ("operators = [\"U1\"]".into(), false, R3, Err(())),
+        (
+            "operators = [\"u1\", \"alice\"]".into(),
+            false,
+            R3,
+            Ok((1, true, &[UserRequest])),
+        ),
     ];
     for (extra, llm, class, want) in cases {
         let p = settings(&extra);
-        let got = requirement(p.approvals(), class, llm);
+        let got = requirement(p.approvals(), class, llm, Some("u1"));
         match (&got, want) {
             (Ok(q), Ok((min, user, kinds))) => {
                 assert_eq!(
@@ -234,6 +279,16 @@ fn rule(min: u32, user: bool, kinds: &[ApproverKind]) -> QuorumRule {
         require_user: user,
         approvers: kinds.to_vec(),
         operators: vec![],
+    }
+}
+
+fn terms(risk: RiskClass, quorum: QuorumRule, expires_ms: i64) -> Terms {
+    Terms {
+        risk,
+        quorum,
+        expires_ms,
+        window_ms: 30_000,
+        relay: false,
     }
 }
 
@@ -394,6 +449,71 @@ fn relayed_votes_need_the_opt_in_the_session_and_never_r4() {
 }
 
 #[test]
+fn relay_counts_once_needs_a_session_and_yields_to_named_operators() {
+    use ApproverKind::*;
+    let mut a = approval(RiskClass::R3, rule(2, true, &[UserRequest]));
+    a.relay = true;
+    let relayed = |a: &Approval, session: &str| {
+        let mut v = vote(a, UserRequest, &relay_identity(Some(session)), true);
+        v.relayed = true;
+        v
+    };
+    let first = relayed(&a, "s1");
+    assert_eq!(check_vote(&a, &[], &first, 2_000), Ok(()));
+    // A second relay, even one claiming another session name, is refused,
+    // and would not count if it got in.
+    let second = relayed(&a, "s1");
+    assert!(check_vote(&a, std::slice::from_ref(&first), &second, 2_000).is_err());
+    let mut forged = relayed(&a, "s1");
+    forged.identity = "relay:other".into();
+    assert!(matches!(
+        tally(&a, &[first.clone(), forged]),
+        Tally::Pending { have: 1, .. }
+    ));
+    // No session on the call: nothing to tie a relay to.
+    let mut b = a.clone();
+    b.session = None;
+    assert!(check_vote(&b, &[], &relayed(&b, "s1"), 2_000).is_err());
+    // Named operators: only they approve.
+    let mut c = a.clone();
+    c.quorum.operators = vec!["alice".into()];
+    assert!(check_vote(&c, &[], &relayed(&c, "s1"), 2_000).is_err());
+    // Re-judged as R4: relay is off, and earlier relayed votes stop counting.
+    let mut d = a.clone();
+    d.refresh(Terms {
+        risk: RiskClass::R4,
+        quorum: rule(1, true, &[UserRequest]),
+        expires_ms: d.expires_ms,
+        window_ms: 30_000,
+        relay: true,
+    });
+    assert!(!d.relay);
+    assert!(check_vote(&d, &[], &relayed(&d, "s1"), 2_000).is_err());
+    let mut sneaked = relayed(&d, "s1");
+    sneaked.risk = RiskClass::R4;
+    assert!(matches!(
+        tally(&d, &[sneaked]),
+        Tally::Pending { have: 0, .. }
+    ));
+    // Identities compare without case.
+    let alice = vote(&a, UserRequest, "alice", true);
+    let alice_again = vote(&a, UserRequest, " Alice ", true);
+    assert!(matches!(
+        check_vote(&a, std::slice::from_ref(&alice), &alice_again, 2_000),
+        Err(VoteRefused::AlreadyVoted(_))
+    ));
+    assert!(matches!(
+        tally(&a, &[alice, alice_again]),
+        Tally::Pending { have: 1, .. }
+    ));
+    let own = vote(&a, UserRequest, "U1", true);
+    assert!(matches!(
+        check_vote(&a, &[], &own, 2_000),
+        Err(VoteRefused::SelfApproval(_))
+    ));
+}
+
+#[test]
 fn lifecycle_approve_consume_once_expire_and_refresh() {
     use ApproverKind::*;
     let mut a = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
@@ -436,7 +556,11 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
     let mut d = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     let v = vote(&d, UserRequest, "alice", true);
     d.settle(std::slice::from_ref(&v), 2_000);
-    assert!(d.refresh(RiskClass::R4, rule(2, true, &[UserRequest]), d.expires_ms));
+    assert!(d.refresh(terms(
+        RiskClass::R4,
+        rule(2, true, &[UserRequest]),
+        d.expires_ms
+    )));
     assert_eq!(d.state, ApprovalState::Pending);
     assert!(!v.is_current(&d));
     assert!(matches!(
@@ -446,10 +570,10 @@ fn lifecycle_approve_consume_once_expire_and_refresh() {
     // A changed TTL alone also makes votes stale.
     let mut e = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
     let v = vote(&e, UserRequest, "alice", true);
-    assert!(e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000));
+    assert!(e.refresh(terms(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000)));
     assert!(!v.is_current(&e));
     assert!(
-        !e.refresh(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000),
+        !e.refresh(terms(RiskClass::R3, rule(1, true, &[UserRequest]), 601_000)),
         "nothing changed"
     );
 }

@@ -1,0 +1,321 @@
+//! Resolving an escalation against the approvals of its exact call:
+//! consume a live one, join a pending one (re-judged on today's terms), or
+//! create one and let the automated approvers vote.
+
+use crate::clock::random_bytes;
+use crate::gate::Gate;
+use crate::operator::{approval_event, expire, vote_event};
+use crate::{StoreError, Tx};
+use serde_json::Value;
+use toolgate_core::approval::{
+    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Terms, Vote, check_vote,
+    requirement,
+};
+use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
+use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::engine::Assessment;
+use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::redact::{redact_text, redact_value};
+use toolgate_core::time::{duration_ms, rfc3339_ms};
+
+/// What one escalation turned into.
+pub(crate) struct Resolution {
+    pub(crate) decision: Decision,
+    pub(crate) events: Vec<AuditEvent>,
+}
+
+fn redacted(s: Option<&str>) -> Option<String> {
+    s.map(|s| redact_text(s).into_owned())
+}
+
+impl Gate {
+    /// An escalation: consume, join, or create the approval for this call.
+    pub(crate) fn escalate(
+        &self,
+        tx: &mut dyn Tx,
+        call: &ToolCall,
+        assessment: &Assessment,
+        binding: BindingHash,
+        now: i64,
+        trace: &str,
+    ) -> Result<Resolution, StoreError> {
+        let settings = self.engine.policy().approvals();
+        let d = &assessment.decision;
+        let class = d.risk;
+        let ttl = duration_ms(settings.pending_ttl);
+        let events = Vec::new();
+        let requester = redacted(call.requester.as_ref().and_then(|r| r.id.as_deref()));
+        let quorum = match requirement(settings, class, self.llm.is_some(), requester.as_deref()) {
+            Ok(q) => q,
+            Err(insufficient) => {
+                let reason = format!("blocked: {insufficient} (the call: {})", d.reason);
+                return Ok(Resolution {
+                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    events,
+                });
+            }
+        };
+        let terms = |expires_ms| Terms {
+            risk: class,
+            quorum: quorum.clone(),
+            expires_ms,
+            window_ms: duration_ms(settings.approval_window),
+            relay: settings.relay && class < RiskClass::R4,
+        };
+        let mut events = events;
+        if let Some(mut a) = tx.latest_for_binding(&binding)? {
+            expire(tx, &mut a, trace, now)?;
+            if matches!(a.state, ApprovalState::Pending | ApprovalState::Approved) {
+                let changed = a.refresh(terms(a.created_ms.saturating_add(ttl)));
+                if changed {
+                    tx.put_approval(&a)?;
+                    events.push(approval_event(trace, now, AuditKind::ApprovalRefreshed, &a));
+                }
+                if a.consume(now) {
+                    tx.put_approval(&a)?;
+                    events.push(approval_event(trace, now, AuditKind::ApprovalConsumed, &a));
+                    let reason = format!(
+                        "allowed: one-time approval {} ({}) for: {}",
+                        a.id,
+                        a.resolution.as_deref().unwrap_or("approved"),
+                        d.reason
+                    );
+                    return Ok(Resolution {
+                        decision: rewrite(d, Verdict::Allow, Layer::Approval, reason, None),
+                        events,
+                    });
+                }
+                if a.state == ApprovalState::Pending {
+                    if changed {
+                        // New terms: the automated approvers judge again.
+                        return self.conclude(tx, call, d, a, now, trace, events);
+                    }
+                    return Ok(Resolution {
+                        decision: pending_decision(d, &a),
+                        events,
+                    });
+                }
+            }
+            if a.state == ApprovalState::Denied
+                && a.resolved_ms.is_some_and(|t| now < t.saturating_add(ttl))
+            {
+                let reason = format!(
+                    "blocked: this exact call was {} ({} ago); ask the operator before trying again",
+                    a.resolution.as_deref().unwrap_or("denied"),
+                    ago(now - a.resolved_ms.unwrap_or(now))
+                );
+                return Ok(Resolution {
+                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    events,
+                });
+            }
+        }
+        let t = terms(now.saturating_add(ttl));
+        let a = Approval {
+            id: ApprovalId::from_random(random_bytes()?),
+            binding,
+            state: ApprovalState::Pending,
+            risk: class,
+            reason: redact_text(&d.reason).into_owned(),
+            tool: redact_text(&call.tool).into_owned(),
+            summary: redact_text(&summary(call, &assessment.call.command)).into_owned(),
+            call: redact_value(&serde_json::to_value(call).unwrap_or(Value::Null)),
+            requester,
+            session: redacted(call.session.as_deref()),
+            agent: redacted(call.agent.as_deref()),
+            quorum: t.quorum,
+            relay: t.relay,
+            created_ms: now,
+            expires_ms: t.expires_ms,
+            window_ms: t.window_ms,
+            usable_until_ms: None,
+            resolved_ms: None,
+            resolution: None,
+        };
+        tx.put_approval(&a)?;
+        events.push(approval_event(trace, now, AuditKind::ApprovalCreated, &a));
+        self.conclude(tx, call, d, a, now, trace, events)
+    }
+
+    /// Lets the automated approvers vote on a pending approval, then
+    /// settles it: approved (and consumed by this very call), denied, or
+    /// still pending.
+    #[allow(clippy::too_many_arguments)]
+    fn conclude(
+        &self,
+        tx: &mut dyn Tx,
+        call: &ToolCall,
+        d: &Decision,
+        mut a: Approval,
+        now: i64,
+        trace: &str,
+        mut events: Vec<AuditEvent>,
+    ) -> Result<Resolution, StoreError> {
+        let mut votes = tx.votes(&a.id)?;
+        let cast = self.automated_votes(tx, call, &a, &votes, now, trace, &mut events)?;
+        votes.retain(|v| !cast.iter().any(|c| c.identity == v.identity));
+        votes.extend(cast);
+        match a.settle(&votes, now) {
+            Tally::Pending { .. } => Ok(Resolution {
+                decision: pending_decision(d, &a),
+                events,
+            }),
+            Tally::Denied { .. } => {
+                tx.put_approval(&a)?;
+                events.push(approval_event(trace, now, AuditKind::ApprovalDenied, &a));
+                let reason = format!(
+                    "blocked: {} (the call: {})",
+                    a.resolution.as_deref().unwrap_or("denied"),
+                    d.reason
+                );
+                Ok(Resolution {
+                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    events,
+                })
+            }
+            Tally::Approved { .. } => {
+                events.push(approval_event(trace, now, AuditKind::ApprovalApproved, &a));
+                a.consume(now);
+                tx.put_approval(&a)?;
+                events.push(approval_event(trace, now, AuditKind::ApprovalConsumed, &a));
+                let reason = format!(
+                    "allowed: {} for: {}",
+                    a.resolution.as_deref().unwrap_or("approved"),
+                    d.reason
+                );
+                Ok(Resolution {
+                    decision: rewrite(d, Verdict::Allow, Layer::Approval, reason, None),
+                    events,
+                })
+            }
+        }
+    }
+
+    /// Asks the automated approvers the quorum admits, recording their votes.
+    #[allow(clippy::too_many_arguments)]
+    fn automated_votes(
+        &self,
+        tx: &mut dyn Tx,
+        call: &ToolCall,
+        a: &Approval,
+        existing: &[Vote],
+        now: i64,
+        trace: &str,
+        events: &mut Vec<AuditEvent>,
+    ) -> Result<Vec<Vote>, StoreError> {
+        let rules = RulesApprover;
+        let mut approvers: Vec<&dyn Approver> = Vec::new();
+        if a.quorum.admits(ApproverKind::RulesBased) {
+            approvers.push(&rules);
+        }
+        if let Some(llm) = &self.llm
+            && a.quorum.admits(ApproverKind::LlmEvaluation)
+        {
+            approvers.push(&**llm);
+        }
+        let mut votes = Vec::new();
+        for approver in approvers {
+            let (approve, reason) = match approver.evaluate(&self.engine, call, &self.base, a.risk)
+            {
+                FactorVote::Approve(r) => (true, r),
+                FactorVote::Deny(r) => (false, r),
+                FactorVote::Abstain => continue,
+            };
+            let v = Vote {
+                approval: a.id,
+                kind: approver.kind(),
+                identity: approver.identity(),
+                approve,
+                reason: Some(redact_text(&reason).into_owned()),
+                relayed: false,
+                channel: "policy".to_string(),
+                risk: a.risk,
+                expires_ms: a.expires_ms,
+                at_ms: now,
+            };
+            let seen: Vec<Vote> = existing.iter().chain(&votes).cloned().collect();
+            if check_vote(a, &seen, &v, now).is_ok() {
+                tx.put_vote(&v)?;
+                events.push(vote_event(trace, now, &v, None));
+                votes.push(v);
+            }
+        }
+        Ok(votes)
+    }
+}
+
+/// The decision answering a relay call.
+pub(crate) fn relay_decision(verdict: Verdict, reason: String) -> Decision {
+    let reason = match verdict {
+        Verdict::Allow => format!("allowed: {reason}"),
+        _ => format!("blocked: {reason}"),
+    };
+    Decision {
+        decision: verdict,
+        risk: RiskClass::R0,
+        score: 1,
+        layer: Layer::Approval,
+        block_reason: Decision::protocol_line(verdict, None, &reason),
+        reason,
+        approval: None,
+        context: None,
+        params: None,
+        audit_seq: None,
+        elapsed_us: 0,
+    }
+}
+
+/// The decision for a call waiting on approval `a`.
+fn pending_decision(d: &Decision, a: &Approval) -> Decision {
+    let id = a.id.to_string();
+    let mut out = d.clone();
+    out.block_reason = Decision::protocol_line(Verdict::Escalate, Some(&id), &d.reason);
+    out.approval = Some(ApprovalRef {
+        id,
+        expires_at: rfc3339_ms(a.expires_ms),
+        min_approvals: a.quorum.min_approvals,
+        approve_url: None,
+    });
+    out
+}
+
+/// `d` with a different verdict, layer and reason.
+fn rewrite(
+    d: &Decision,
+    verdict: Verdict,
+    layer: Layer,
+    reason: String,
+    approval: Option<ApprovalRef>,
+) -> Decision {
+    let mut out = d.clone();
+    out.decision = verdict;
+    out.layer = layer;
+    out.block_reason = Decision::protocol_line(verdict, None, &reason);
+    out.reason = reason;
+    out.approval = approval;
+    out
+}
+
+/// One line for operators: the command, or the tool and its params.
+fn summary(call: &ToolCall, command: &Option<String>) -> String {
+    let text = match command {
+        Some(c) => c.clone(),
+        None => format!("{} {}", call.tool, Value::Object(call.params.clone())),
+    };
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 200 {
+        let cut: String = one_line.chars().take(200).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+fn ago(ms: i64) -> String {
+    let s = ms / 1000;
+    if s < 120 {
+        format!("{s}s")
+    } else {
+        format!("{}m", s / 60)
+    }
+}

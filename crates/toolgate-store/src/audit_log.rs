@@ -25,6 +25,32 @@ pub fn verify(store: &dyn Store) -> Result<Verified, StoreError> {
     Ok(verifier.finish(head)?)
 }
 
+/// Checks that entry `seq` is still stored with `hash` (a head recorded
+/// earlier, outside the database). A chain that verifies on its own but
+/// fails this was cut and re-headed, or rewritten.
+pub fn check_anchor(store: &dyn Store, seq: u64, hash: &[u8; 32]) -> Result<(), StoreError> {
+    let mut found: Option<[u8; 32]> = None;
+    store.scan_audit(seq, &mut |row: AuditRow| {
+        if row.seq == seq {
+            found = Some(row.hash);
+        }
+        false
+    })?;
+    match found {
+        Some(h) if &h == hash => Ok(()),
+        Some(_) => Err(ChainBreak {
+            seq,
+            why: "the entry differs from the head recorded earlier (chain rewritten?)".to_string(),
+        }
+        .into()),
+        None => Err(ChainBreak {
+            seq,
+            why: "the entry recorded earlier as a head is gone (chain cut?)".to_string(),
+        }
+        .into()),
+    }
+}
+
 /// One exported entry: the stored entry's fields, plus its hash and the
 /// previous hash, so anyone can recompute
 /// `hash = SHA-256(prev ‖ canonical(entry without hash and prev))`.

@@ -337,8 +337,9 @@ impl Tx for SqliteTx<'_> {
         let b = binding.to_hex();
         Ok(self
             .query_approvals(
-                "SELECT record FROM approvals WHERE binding = ?1 \
-                 ORDER BY created_ms DESC, rowid DESC LIMIT 1",
+                // Insertion order, not the clock: a clock stepped back must
+                // not hide the newest approval.
+                "SELECT record FROM approvals WHERE binding = ?1 ORDER BY rowid DESC LIMIT 1",
                 &[&b],
             )?
             .pop())

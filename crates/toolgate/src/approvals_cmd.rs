@@ -126,7 +126,11 @@ fn vote(
         identity: identity.clone(),
         approve,
         reason,
-        channel: "cli".to_string(),
+        // `--as` is not authenticated: record who really ran the command.
+        channel: match crate::state::os_uid() {
+            Some(uid) => format!("cli uid={uid} user={}", os_user()),
+            None => "cli".to_string(),
+        },
         relayed: false,
     };
     let outcome = toolgate_store::vote(&*store, &SystemClock, &id, input)?;

@@ -17,6 +17,11 @@ pub enum AuditCommand {
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
+        /// The head hash recorded elsewhere earlier (from a previous
+        /// `verify`): the chain must still contain that entry unchanged.
+        /// Catches a chain cut and re-headed, or rewritten wholesale.
+        #[arg(long, value_name = "SEQ:HASH")]
+        expect_head: Option<String>,
     },
     /// Show the last entries.
     Tail {
@@ -50,34 +55,51 @@ pub fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
 fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
     let store = data.open()?;
     match cmd {
-        AuditCommand::Verify { json } => match toolgate_store::verify(&*store) {
-            Ok(v) => {
-                let head = toolgate_store::hex(&v.head_hash);
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head})
-                    );
-                } else {
-                    println!(
-                        "audit chain intact: {} entries; head seq {} hash {head}",
-                        v.entries, v.head_seq
-                    );
+        AuditCommand::Verify { json, expect_head } => {
+            let anchor = match expect_head.as_deref().map(parse_anchor).transpose() {
+                Ok(a) => a,
+                Err(e) => {
+                    eprintln!("toolgate audit verify: {e}");
+                    return Ok(ExitCode::from(2));
                 }
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(StoreError::Chain(b)) => {
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({"ok": false, "seq": b.seq, "why": b.why})
-                    );
+            };
+            let result = toolgate_store::verify(&*store).and_then(|v| {
+                if let Some((seq, hash)) = &anchor {
+                    toolgate_store::check_anchor(&*store, *seq, hash)?;
                 }
-                eprintln!("toolgate audit verify: {b} ({})", store.location());
-                Ok(ExitCode::from(1))
+                Ok(v)
+            });
+            match result {
+                Ok(v) => {
+                    let head = toolgate_store::hex(&v.head_hash);
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head})
+                        );
+                    } else {
+                        println!(
+                            "audit chain intact: {} entries; head {}:{head} (keep it elsewhere and pass \
+                             it to --expect-head later)",
+                            v.entries, v.head_seq
+                        );
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(StoreError::Chain(b)) => {
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::json!({"ok": false, "seq": b.seq, "why": b.why})
+                        );
+                    }
+                    eprintln!("toolgate audit verify: {b} ({})", store.location());
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(e.into()),
             }
-            Err(e) => Err(e.into()),
-        },
+        }
+        AuditCommand::Tail { lines: 0, .. } => Ok(ExitCode::SUCCESS),
         AuditCommand::Tail { lines, json } => {
             let from = store.audit_head()?.map_or(1, |(seq, _)| {
                 seq.saturating_sub(lines.saturating_sub(1)).max(1)
@@ -105,6 +127,17 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Parses `SEQ:HASH` as printed by `verify`.
+fn parse_anchor(text: &str) -> Result<(u64, [u8; 32]), String> {
+    let bad = || {
+        format!("--expect-head {text:?}: expected SEQ:HASH as printed by `toolgate audit verify`")
+    };
+    let (seq, hash) = text.trim().split_once(':').ok_or_else(bad)?;
+    let seq: u64 = seq.parse().map_err(|_| bad())?;
+    let hash = toolgate_core::approval::BindingHash::from_hex(hash).map_err(|_| bad())?;
+    Ok((seq, hash.0))
 }
 
 /// One line a person can scan: seq, time, kind, and what happened.

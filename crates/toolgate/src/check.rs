@@ -172,9 +172,17 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
             Arc::new(SystemClock),
             base_env(),
         )))),
-        // The default location may be unusable (read-only home, sandbox):
-        // still decide, but say that nothing is recorded.
-        Err(e) if !chosen => {
+        // The default location may be impossible to create (read-only home,
+        // sandbox): still decide, but say that nothing is recorded. A
+        // database that exists but cannot be used is an error: silently
+        // deciding without the audit log would hide it.
+        Err(e)
+            if !chosen
+                && matches!(
+                    e.downcast_ref::<toolgate_store::StoreError>(),
+                    Some(toolgate_store::StoreError::DataDir { .. })
+                ) =>
+        {
             eprintln!(
                 "toolgate check: warning: {}; deciding without state (pass --data-dir DIR to \
                  record decisions and create approvals)",

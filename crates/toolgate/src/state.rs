@@ -58,6 +58,12 @@ pub fn open_store(dir: &std::path::Path) -> Result<Arc<SqliteStore>> {
     Ok(Arc::new(store))
 }
 
+/// The OS user id of this process, when it can be read.
+pub fn os_uid() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid()).ok()
+}
+
 /// The approver identity when `--as` is not given: the OS user.
 pub fn os_user() -> String {
     for var in ["USER", "LOGNAME", "USERNAME"] {
@@ -67,8 +73,7 @@ pub fn os_user() -> String {
             return u.trim().to_string();
         }
     }
-    use std::os::unix::fs::MetadataExt;
-    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+    let Some(uid) = os_uid() else {
         return "unknown-user".to_string();
     };
     // No login variables (cron, containers): the name /etc/passwd gives the uid.

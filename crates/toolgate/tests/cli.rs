@@ -242,6 +242,53 @@ fn audit_verify_names_the_tampered_entry() {
 }
 
 #[test]
+fn a_head_kept_elsewhere_catches_a_cut_and_reheaded_chain() {
+    let dir = fresh_data_dir();
+    let calls = "{\"tool\":\"exec\",\"params\":{\"command\":\"ls\"}}\n".repeat(6);
+    assert_eq!(
+        toolgate_in(&dir, &["check", "--jsonl"], &calls)
+            .status
+            .code(),
+        Some(0)
+    );
+    let v = json(&toolgate_in(&dir, &["audit", "verify", "--json"], ""));
+    let anchor = format!("{}:{}", v["head_seq"], v["head_hash"].as_str().unwrap());
+    assert_eq!(v["head_seq"], 6);
+    assert_eq!(
+        toolgate_in(&dir, &["audit", "tail", "-n", "0"], "")
+            .stdout
+            .len(),
+        0
+    );
+    // Cut the last two entries and move the head back consistently.
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM audit WHERE seq > 4'); c.execute('UPDATE audit_head SET seq = 4, hash = (SELECT hash FROM audit WHERE seq = 4)'); c.commit()")
+        .arg(dir.join("toolgate.db"))
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: python3 with sqlite3 is not available to tamper with the database");
+        return;
+    }
+    // On its own the chain still verifies; against the kept head it fails.
+    assert_eq!(
+        toolgate_in(&dir, &["audit", "verify"], "").status.code(),
+        Some(0)
+    );
+    let v = toolgate_in(&dir, &["audit", "verify", "--expect-head", &anchor], "");
+    assert_eq!(v.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&v.stderr);
+    assert!(err.contains("seq 6"), "{err}");
+    assert_eq!(
+        toolgate_in(&dir, &["audit", "verify", "--expect-head", "junk"], "")
+            .status
+            .code(),
+        Some(2)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line_on_stderr() {
     for input in [
         "",

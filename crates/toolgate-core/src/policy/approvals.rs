@@ -36,7 +36,10 @@ pub struct ApprovalRule {
     /// Calls it approves, in rule syntax, matched as strictly as allow rules
     /// (for shell commands: every simple command must match one).
     pub approve: Vec<Rule>,
-    /// When not empty, the requester must have one of these roles.
+    /// When not empty, the requester must have one of these roles. The role
+    /// comes from the call (`requester.role`), so it is only as trustworthy
+    /// as whoever fills it in: the runtime (OpenClaw sets the sender's role)
+    /// or, where the agent writes its own calls, the agent.
     pub requester_roles: Vec<String>,
     /// The highest risk class it may approve (default R3).
     pub max_risk: RiskClass,
@@ -115,9 +118,23 @@ pub(super) fn parse_approvals(
     let at = |offset: usize, kind: ErrorKind, msg: String| {
         PolicyError::at(origin, src, offset, kind, msg)
     };
+    // One-time approvals are for minutes, not months: a cap keeps a typo
+    // (`5d` for `5m`) from leaving calls approvable for ages.
+    const MAX: Duration = Duration::from_secs(7 * 24 * 3600);
     let dur = |d: &Spanned<String>, key: &str| {
-        parse_duration(d.get_ref())
-            .map_err(|m| at(d.span().start, ErrorKind::Value, format!("{key} {m}")))
+        let v = parse_duration(d.get_ref())
+            .map_err(|m| at(d.span().start, ErrorKind::Value, format!("{key} {m}")))?;
+        if v > MAX {
+            return Err(at(
+                d.span().start,
+                ErrorKind::Value,
+                format!(
+                    "{key} = {:?} is longer than 7 days — use minutes or hours",
+                    d.get_ref()
+                ),
+            ));
+        }
+        Ok(v)
     };
     if let Some(d) = &a.pending_ttl {
         out.pending_ttl = dur(d, "pending_ttl")?;

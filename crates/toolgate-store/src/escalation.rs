@@ -43,7 +43,7 @@ impl Gate {
         let d = &assessment.decision;
         let class = d.risk;
         let ttl = duration_ms(settings.pending_ttl);
-        let events = Vec::new();
+        let mut events = Vec::new();
         let requester = redacted(call.requester.as_ref().and_then(|r| r.id.as_deref()));
         let quorum = match requirement(settings, class, self.llm.is_some(), requester.as_deref()) {
             Ok(q) => q,
@@ -62,7 +62,6 @@ impl Gate {
             window_ms: duration_ms(settings.approval_window),
             relay: settings.relay && class < RiskClass::R4,
         };
-        let mut events = events;
         if let Some(mut a) = tx.latest_for_binding(&binding)? {
             expire(tx, &mut a, trace, now)?;
             if matches!(a.state, ApprovalState::Pending | ApprovalState::Approved) {

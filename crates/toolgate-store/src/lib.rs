@@ -77,6 +77,8 @@ pub trait Tx {
     -> Result<Option<Approval>, StoreError>;
     /// Inserts or replaces an approval.
     fn put_approval(&mut self, approval: &Approval) -> Result<(), StoreError>;
+    /// Pending or approved approvals whose time is up at `now_ms`.
+    fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError>;
     /// Approvals in any of `states`, newest first, at most `limit`.
     fn approvals(
         &mut self,

@@ -239,10 +239,7 @@ pub fn expire_due(store: &dyn Store, clock: &dyn Clock) -> Result<usize, StoreEr
     let trace = random_hex()?;
     let mut tx = store.begin()?;
     let mut n = 0;
-    for mut a in tx.approvals(
-        &[ApprovalState::Pending, ApprovalState::Approved],
-        usize::MAX,
-    )? {
+    for mut a in tx.due_approvals(now)? {
         if expire(&mut *tx, &mut a, &trace, now)? {
             n += 1;
         }

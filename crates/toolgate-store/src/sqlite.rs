@@ -37,10 +37,12 @@ const MIGRATIONS: &[&str] = &[
         binding TEXT NOT NULL,
         state TEXT NOT NULL,
         created_ms INTEGER NOT NULL,
+        due_ms INTEGER,
         record TEXT NOT NULL
      ) STRICT;
-     CREATE INDEX approvals_by_binding ON approvals (binding, created_ms);
+     CREATE INDEX approvals_by_binding ON approvals (binding);
      CREATE INDEX approvals_by_state ON approvals (state, created_ms);
+     CREATE INDEX approvals_by_due ON approvals (due_ms) WHERE due_ms IS NOT NULL;
      CREATE TABLE votes (
         approval TEXT NOT NULL REFERENCES approvals (id),
         identity TEXT NOT NULL,
@@ -347,11 +349,18 @@ impl Tx for SqliteTx<'_> {
 
     fn put_approval(&mut self, a: &Approval) -> Result<(), StoreError> {
         let record = self.encode(a)?;
+        // When the approval's time runs out, if it still can.
+        let due = match a.state {
+            ApprovalState::Pending => Some(a.expires_ms),
+            ApprovalState::Approved => Some(a.usable_until_ms.unwrap_or(a.expires_ms)),
+            _ => None,
+        };
         self.conn
             .prepare_cached(
-                "INSERT INTO approvals (id, binding, state, created_ms, record) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record",
+                "INSERT INTO approvals (id, binding, state, created_ms, due_ms, record) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT (id) DO UPDATE SET state = excluded.state, \
+                 due_ms = excluded.due_ms, record = excluded.record",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -359,11 +368,20 @@ impl Tx for SqliteTx<'_> {
                     a.binding.to_hex(),
                     a.state.as_str(),
                     a.created_ms,
+                    due,
                     record
                 ])
             })
             .map_err(self.err())?;
         Ok(())
+    }
+
+    fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError> {
+        self.query_approvals(
+            "SELECT record FROM approvals WHERE due_ms IS NOT NULL AND due_ms <= ?1 \
+             ORDER BY due_ms",
+            &[&now_ms],
+        )
     }
 
     fn approvals(

@@ -554,3 +554,24 @@ fn approvals_tell_apart_integers_beyond_double_precision() {
     .unwrap();
     assert!(exact);
 }
+
+#[test]
+fn listing_expires_what_is_due_and_only_that() {
+    let dir = TempDir::new("list");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let old = approval_id(&g.check(&exec("kubectl apply -f old.yaml")).unwrap());
+    clock.advance(4 * 60 * 1000);
+    let new = approval_id(&g.check(&exec("kubectl apply -f new.yaml")).unwrap());
+    clock.advance(60 * 1000);
+    let open = toolgate_store::list(&*s, &*clock, false, 100).unwrap();
+    assert_eq!(
+        open.iter().map(|v| v.approval.id).collect::<Vec<_>>(),
+        vec![new]
+    );
+    let all = toolgate_store::list(&*s, &*clock, true, 100).unwrap();
+    let old_view = all.iter().find(|v| v.approval.id == old).unwrap();
+    assert_eq!(old_view.approval.state, ApprovalState::Expired);
+    toolgate_store::verify(&*s).unwrap();
+}

@@ -4,12 +4,12 @@
 
 use crate::clock::random_bytes;
 use crate::gate::Gate;
-use crate::operator::{approval_event, expire, vote_event};
+use crate::operator::{approval_event, expire_quietly, vote_event};
 use crate::{StoreError, Tx};
 use serde_json::Value;
 use toolgate_core::approval::{
     Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Terms, Vote, check_vote,
-    requirement,
+    requirement, unbindable_number,
 };
 use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
@@ -44,6 +44,17 @@ impl Gate {
         let class = d.risk;
         let ttl = duration_ms(settings.pending_ttl);
         let mut events = Vec::new();
+        if let Some(n) = unbindable_number(&Value::Object(call.params.clone())) {
+            let reason = format!(
+                "blocked: an approval cannot be bound exactly to the number {n} in the params \
+                 (many different numbers read as it); send large ids as strings (the call: {})",
+                d.reason
+            );
+            return Ok(Resolution {
+                decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                events,
+            });
+        }
         let requester = redacted(call.requester.as_ref().and_then(|r| r.id.as_deref()));
         let quorum = match requirement(settings, class, self.llm.is_some(), requester.as_deref()) {
             Ok(q) => q,
@@ -63,7 +74,7 @@ impl Gate {
             relay: settings.relay && class < RiskClass::R4,
         };
         if let Some(mut a) = tx.latest_for_binding(&binding)? {
-            expire(tx, &mut a, trace, now)?;
+            events.extend(expire_quietly(tx, &mut a, trace, now)?);
             if matches!(a.state, ApprovalState::Pending | ApprovalState::Approved) {
                 let changed = a.refresh(terms(a.created_ms.saturating_add(ttl)));
                 if changed {
@@ -127,6 +138,7 @@ impl Gate {
             created_ms: now,
             expires_ms: t.expires_ms,
             window_ms: t.window_ms,
+            generation: 0,
             usable_until_ms: None,
             resolved_ms: None,
             resolution: None,
@@ -230,6 +242,7 @@ impl Gate {
                 channel: "policy".to_string(),
                 risk: a.risk,
                 expires_ms: a.expires_ms,
+                generation: a.generation,
                 at_ms: now,
             };
             let seen: Vec<Vote> = existing.iter().chain(&votes).cloned().collect();

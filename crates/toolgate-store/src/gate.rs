@@ -120,7 +120,7 @@ impl Gate {
     ) -> Result<Decision, StoreError> {
         let now = self.clock.now_ms();
         let trace = random_hex()?;
-        let binding = binding_hash(call);
+        let binding = binding_hash(call, &self.engine.env_for(call, &self.base));
         let Some(assessment) = assessment else {
             let mut decision = self.relay_in(tx, call, now, &trace)?;
             let seq = tx.append(&decision_event(call, binding, &decision, None, now, &trace))?;

@@ -147,12 +147,33 @@ pub(crate) fn expire(
     trace: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
+    match expire_quietly(tx, a, trace, now)? {
+        Some(e) => {
+            tx.append(&e)?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Expires `a` if due and returns the audit event for the caller to append
+/// in its own order.
+pub(crate) fn expire_quietly(
+    tx: &mut dyn Tx,
+    a: &mut Approval,
+    trace: &str,
+    now: i64,
+) -> Result<Option<AuditEvent>, StoreError> {
     if !a.expire_if_due(now) {
-        return Ok(false);
+        return Ok(None);
     }
     tx.put_approval(a)?;
-    tx.append(&approval_event(trace, now, AuditKind::ApprovalExpired, a))?;
-    Ok(true)
+    Ok(Some(approval_event(
+        trace,
+        now,
+        AuditKind::ApprovalExpired,
+        a,
+    )))
 }
 
 /// Records a vote on approval `id` at the clock's time. Refused votes are
@@ -193,6 +214,7 @@ pub(crate) fn vote_in(
         channel: redact_text(&input.channel).into_owned(),
         risk: a.risk,
         expires_ms: a.expires_ms,
+        generation: a.generation,
         at_ms: now,
     };
     let mut votes = tx.votes(id)?;

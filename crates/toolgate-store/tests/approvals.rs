@@ -575,3 +575,76 @@ fn listing_expires_what_is_due_and_only_that() {
     assert_eq!(old_view.approval.state, ApprovalState::Expired);
     toolgate_store::verify(&*s).unwrap();
 }
+
+#[test]
+fn after_a_policy_change_the_rejudged_approval_can_still_be_used() {
+    let dir = TempDir::new("rejudge");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let call = exec(APPLY);
+    let first = gate(s.clone(), "[approvals]\nrelay = true\n", clock.clone());
+    let id = approval_id(&first.check(&call).unwrap());
+    // The policy changes: the retry re-judges the same approval once…
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    assert_eq!(approval_id(&g.check(&call).unwrap()), id);
+    assert_eq!(approval_id(&g.check(&call).unwrap()), id);
+    let before = toolgate_store::show(&*s, &*clock, &id)
+        .unwrap()
+        .approval
+        .generation;
+    assert_eq!(approval_id(&g.check(&call).unwrap()), id);
+    assert_eq!(
+        toolgate_store::show(&*s, &*clock, &id)
+            .unwrap()
+            .approval
+            .generation,
+        before,
+        "same terms, no new generation"
+    );
+    // …and an approval given now is used by the next retry.
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert_eq!(g.check(&call).unwrap().decision, Verdict::Allow);
+}
+
+#[test]
+fn a_call_naming_no_directory_is_bound_to_the_directory_it_was_judged_in() {
+    let dir = TempDir::new("cwdless");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let in_dir = |cwd: &str| {
+        toolgate_store::Gate::new(
+            engine(DEFAULT),
+            s.clone(),
+            clock.clone(),
+            toolgate_core::paths::Env::new("/home/dev", cwd),
+        )
+    };
+    let mut call = exec(APPLY);
+    call.cwd = None;
+    let here = in_dir("/srv/staging");
+    let id = approval_id(&here.check(&call).unwrap());
+    toolgate_store::vote(&*s, &*clock, &id, person("alice", true)).unwrap();
+    assert_eq!(
+        in_dir("/srv/prod").check(&call).unwrap().decision,
+        Verdict::Escalate
+    );
+    assert_eq!(here.check(&call).unwrap().decision, Verdict::Allow);
+}
+
+#[test]
+fn numbers_too_large_to_bind_exactly_block_instead_of_escalating() {
+    let dir = TempDir::new("hugenum");
+    let clock = Arc::new(ManualClock::new(T0));
+    let g = gate(store(&dir.0), DEFAULT, clock);
+    let call: ToolCall = serde_json::from_str(
+        r#"{"tool":"message","params":{"action":"send","target":18446744073709551616,"message":"hi"},"session":"s"}"#,
+    )
+    .unwrap();
+    let d = g.check(&call).unwrap();
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Block, Layer::Approval),
+        "{d:?}"
+    );
+    assert!(d.reason.contains("as strings"), "{}", d.reason);
+}

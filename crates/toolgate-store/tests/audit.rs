@@ -191,7 +191,13 @@ fn secrets_never_reach_the_disk_and_do_not_change_the_binding() {
         .unwrap();
     assert_eq!(
         decision.entry["data"]["binding"],
-        json!(binding_hash(&call).to_hex())
+        json!(
+            binding_hash(
+                &call,
+                &toolgate_core::paths::Env::new("/home/dev", "/home/dev/proj")
+            )
+            .to_hex()
+        )
     );
 }
 

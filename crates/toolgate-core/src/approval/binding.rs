@@ -1,17 +1,20 @@
 //! What an approval is bound to, and how approvals are named.
 
 use crate::model::ToolCall;
+use crate::paths::Env;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// SHA-256 over the RFC 8785 canonical JSON of `{tool, params, scope}`,
-/// where scope is `{agent, session, cwd}` (absent fields are `null`).
+/// where scope is `{agent, session, cwd, home, workspace}`: who asked, and
+/// the environment the call was judged in (absent fields are `null`).
 ///
 /// Every nested key and value counts; key order and whitespace do not. The
 /// scope keeps an approval given in one session or directory from unlocking
-/// the same words somewhere else (`rm -rf build` in another checkout).
+/// the same words somewhere else (`rm -rf build` in another checkout), even
+/// when the call itself names no directory and the gate's own is used.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BindingHash(pub [u8; 32]);
 
@@ -23,7 +26,7 @@ pub struct BindingHash(pub [u8; 32]);
 /// are hashed by their exact digits instead: written as strings, with the
 /// JSON pointers of where they were listed beside the params, so they still
 /// differ from a string holding the same digits.
-pub fn binding_hash(call: &ToolCall) -> BindingHash {
+pub fn binding_hash(call: &ToolCall, env: &Env) -> BindingHash {
     let (params, big) = exact_integers(&Value::Object(call.params.clone()));
     let mut subject = json!({
         "tool": call.tool,
@@ -31,7 +34,9 @@ pub fn binding_hash(call: &ToolCall) -> BindingHash {
         "scope": {
             "agent": call.agent,
             "session": call.session,
-            "cwd": call.cwd,
+            "cwd": env.cwd,
+            "home": env.home,
+            "workspace": env.workspace,
         },
     });
     if !big.is_empty() {
@@ -50,6 +55,22 @@ fn is_big_integer(n: &serde_json::Number) -> bool {
         (Some(u), _) => u > EXACT,
         (None, Some(i)) => i.unsigned_abs() > EXACT,
         _ => false,
+    }
+}
+
+/// The first number in `v` that no approval can be bound to exactly: a
+/// floating-point value that is a whole number of magnitude 2^53 or more
+/// (an integer too large for 64 bits, or written in exponent form), where
+/// many different texts read as the same double. `None` when there is none.
+pub fn unbindable_number(v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            (f.fract() == 0.0 && f.abs() >= 9_007_199_254_740_992.0).then(|| n.to_string())
+        }
+        Value::Array(items) => items.iter().find_map(unbindable_number),
+        Value::Object(m) => m.values().find_map(unbindable_number),
+        _ => None,
     }
 }
 

@@ -106,6 +106,10 @@ pub struct Approval {
     /// How long it stays usable once approved (the policy's
     /// `approval_window` when it was created), in milliseconds.
     pub window_ms: i64,
+    /// Bumped each time a retry re-judges it on different terms; votes
+    /// cast on an earlier generation are stale.
+    #[serde(default)]
+    pub generation: u32,
     /// Once approved: until when the retry may consume it.
     #[serde(default)]
     pub usable_until_ms: Option<i64>,
@@ -194,16 +198,21 @@ impl Approval {
             window_ms: self.window_ms,
             relay: self.relay,
         };
-        if self.state.is_final() || current == terms {
+        let wanted = Terms {
+            relay: terms.relay && terms.risk < RiskClass::R4,
+            ..terms.clone()
+        };
+        if self.state.is_final() || current == wanted {
             return false;
         }
         self.risk = terms.risk;
         self.quorum = terms.quorum;
         self.window_ms = terms.window_ms;
         self.relay = terms.relay && terms.risk < RiskClass::R4;
-        // Bumping the deadline for any change keeps the stale votes stale
-        // even if the policy later changes back.
-        self.expires_ms = terms.expires_ms.max(self.expires_ms.saturating_add(1));
+        self.expires_ms = terms.expires_ms;
+        // A new generation makes every earlier vote stale, even if the
+        // terms later change back.
+        self.generation = self.generation.saturating_add(1);
         self.state = ApprovalState::Pending;
         self.usable_until_ms = None;
         self.resolved_ms = None;
@@ -251,15 +260,19 @@ pub struct Vote {
     pub risk: RiskClass,
     /// The deadline the voter saw.
     pub expires_ms: i64,
+    /// The approval's generation the voter saw.
+    #[serde(default)]
+    pub generation: u32,
     /// When it was cast.
     pub at_ms: i64,
 }
 
 impl Vote {
-    /// Whether the vote still applies: cast on the approval's current risk
-    /// class and deadline.
+    /// Whether the vote still applies: cast on the approval's current
+    /// generation (no re-judging since), risk class and deadline.
     pub fn is_current(&self, approval: &Approval) -> bool {
         self.approval == approval.id
+            && self.generation == approval.generation
             && self.risk == approval.risk
             && self.expires_ms == approval.expires_ms
     }
@@ -360,7 +373,8 @@ pub fn check_vote(
         let Some(session) = approval.session.as_deref() else {
             return refuse("the call named no session for the relay to come from");
         };
-        if !same_identity(&vote.identity, &relay_identity(Some(session))) {
+        // Sessions are compared exactly, as the binding compares them.
+        if vote.identity != relay_identity(Some(session)) {
             return refuse("the relay came from another session");
         }
         if existing.iter().any(|v| v.relayed && v.is_current(approval)) {

@@ -11,7 +11,9 @@ mod binding;
 mod lifecycle;
 mod quorum;
 
-pub use binding::{ApprovalId, BindingHash, IdError, binding_hash, exact_integers};
+pub use binding::{
+    ApprovalId, BindingHash, IdError, binding_hash, exact_integers, unbindable_number,
+};
 pub use lifecycle::{
     Approval, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity, same_identity,
 };

@@ -3,6 +3,12 @@ use crate::model::{RiskClass, ToolCall};
 use crate::policy::Policy;
 use serde_json::json;
 
+/// The binding as the gate computes it: in the environment the call names.
+fn binding_hash_here(call: &ToolCall) -> BindingHash {
+    let cwd = call.cwd.as_deref().unwrap_or("/home/dev/proj");
+    binding_hash(call, &crate::paths::Env::new("/home/dev", cwd))
+}
+
 fn call(v: serde_json::Value) -> ToolCall {
     serde_json::from_value(v).unwrap()
 }
@@ -15,19 +21,31 @@ fn binding_ignores_key_order_and_counts_every_nested_value() {
     let b = call(
         json!({"params":{"opts":{"b":[1,{"x":"y"}],"a":1},"command":"rm -rf build"},"tool":"exec"}),
     );
-    assert_eq!(binding_hash(&a), binding_hash(&b));
+    assert_eq!(binding_hash_here(&a), binding_hash_here(&b));
     let c = call(
         json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"z"}]}}}),
     );
-    assert_ne!(binding_hash(&a), binding_hash(&c), "a changed nested value");
+    assert_ne!(
+        binding_hash_here(&a),
+        binding_hash_here(&c),
+        "a changed nested value"
+    );
     let d = call(
         json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[1,{"x":"y"}],"c":null}}}),
     );
-    assert_ne!(binding_hash(&a), binding_hash(&d), "an added nested key");
+    assert_ne!(
+        binding_hash_here(&a),
+        binding_hash_here(&d),
+        "an added nested key"
+    );
     let e = call(
         json!({"tool":"exec","params":{"command":"rm -rf build","opts":{"a":1,"b":[{"x":"y"},1]}}}),
     );
-    assert_ne!(binding_hash(&a), binding_hash(&e), "array order counts");
+    assert_ne!(
+        binding_hash_here(&a),
+        binding_hash_here(&e),
+        "array order counts"
+    );
 }
 
 #[test]
@@ -38,15 +56,15 @@ fn integers_beyond_double_precision_keep_their_exact_value() {
     let b = call(
         json!({"tool":"message","params":{"target": 9007199254740993_u64, "ids": [1, 9007199254740993_u64]}}),
     );
-    assert_ne!(binding_hash(&a), binding_hash(&b));
+    assert_ne!(binding_hash_here(&a), binding_hash_here(&b));
     let c = call(json!({"tool":"message","params":{"target": -9007199254740993_i64}}));
     let d = call(json!({"tool":"message","params":{"target": -9007199254740994_i64}}));
-    assert_ne!(binding_hash(&c), binding_hash(&d));
+    assert_ne!(binding_hash_here(&c), binding_hash_here(&d));
     // The same digits as a string are a different call.
     let e = call(
         json!({"tool":"message","params":{"target": "9007199254740993", "ids": [1, 9007199254740993_u64]}}),
     );
-    assert_ne!(binding_hash(&b), binding_hash(&e));
+    assert_ne!(binding_hash_here(&b), binding_hash_here(&e));
     let (copy, at) = exact_integers(&b.params.clone().into());
     assert_eq!(at, vec!["/ids/1", "/target"]);
     assert_eq!(copy["target"], json!("9007199254740993"));
@@ -59,7 +77,7 @@ fn integers_beyond_double_precision_keep_their_exact_value() {
 #[test]
 fn binding_includes_tool_and_scope() {
     let base = json!({"tool":"exec","params":{"command":"rm -rf build"},"cwd":"/a","session":"s1"});
-    let h = binding_hash(&call(base.clone()));
+    let h = binding_hash_here(&call(base.clone()));
     for (k, v) in [
         ("tool", json!("Bash")),
         ("cwd", json!("/b")),
@@ -68,13 +86,42 @@ fn binding_includes_tool_and_scope() {
     ] {
         let mut other = base.clone();
         other[k] = v;
-        assert_ne!(h, binding_hash(&call(other)), "{k} is part of the binding");
+        assert_ne!(
+            h,
+            binding_hash_here(&call(other)),
+            "{k} is part of the binding"
+        );
     }
     // Fields outside the binding do not change it.
     let mut other = base.clone();
     other["call_id"] = json!("c9");
     other["requester"] = json!({"id": "u2"});
-    assert_eq!(h, binding_hash(&call(other)));
+    assert_eq!(h, binding_hash_here(&call(other)));
+}
+
+#[test]
+fn the_environment_judged_in_is_part_of_the_binding() {
+    use crate::paths::Env;
+    let c = call(json!({"tool":"exec","params":{"command":"rm -rf build"}}));
+    let here = binding_hash(&c, &Env::new("/home/dev", "/srv/a"));
+    assert_ne!(here, binding_hash(&c, &Env::new("/home/dev", "/srv/b")));
+    assert_ne!(here, binding_hash(&c, &Env::new("/home/other", "/srv/a")));
+    assert_eq!(here, binding_hash(&c, &Env::new("/home/dev", "/srv/a")));
+}
+
+#[test]
+fn numbers_too_large_to_bind_are_found() {
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"a": 1, "b": [2.5, {"c": 18446744073709551616}]}"#).unwrap();
+    assert_eq!(
+        unbindable_number(&v).as_deref(),
+        Some("1.8446744073709552e+19")
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"a": 9007199254740993, "b": 1e5, "c": 0.1}"#).unwrap();
+    assert_eq!(unbindable_number(&v), None);
+    let v: serde_json::Value = serde_json::from_str(r#"{"a": -1e300}"#).unwrap();
+    assert!(unbindable_number(&v).is_some());
 }
 
 #[test]
@@ -86,7 +133,7 @@ fn ids_round_trip_and_reject_junk() {
     for junk in ["", "abc", "zz".repeat(16).as_str(), &"a".repeat(33)] {
         assert!(ApprovalId::parse(junk).is_err(), "{junk:?}");
     }
-    let h = binding_hash(&ToolCall::default());
+    let h = binding_hash_here(&ToolCall::default());
     assert_eq!(BindingHash::from_hex(&h.to_hex()), Ok(h));
 }
 
@@ -252,7 +299,7 @@ fn quorum_matrix() {
 fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
     Approval {
         id: ApprovalId::from_random([7; 16]),
-        binding: binding_hash(&ToolCall::default()),
+        binding: binding_hash_here(&ToolCall::default()),
         state: ApprovalState::Pending,
         risk,
         reason: "r".into(),
@@ -267,6 +314,7 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
         created_ms: 1_000,
         expires_ms: 301_000,
         window_ms: 30_000,
+        generation: 0,
         usable_until_ms: None,
         resolved_ms: None,
         resolution: None,
@@ -303,6 +351,7 @@ fn vote(a: &Approval, kind: ApproverKind, who: &str, approve: bool) -> Vote {
         channel: "cli".into(),
         risk: a.risk,
         expires_ms: a.expires_ms,
+        generation: a.generation,
         at_ms: 2_000,
     }
 }
@@ -634,8 +683,8 @@ mod properties {
         ) {
             let params = Value::Object(m.into_iter().collect());
             prop_assert_eq!(
-                binding_hash(&call_with(params.clone())),
-                binding_hash(&call_with(reversed(&params)))
+                binding_hash_here(&call_with(params.clone())),
+                binding_hash_here(&call_with(reversed(&params)))
             );
         }
 
@@ -663,8 +712,8 @@ mod properties {
             }
             add(&mut changed, &extra);
             prop_assert_ne!(
-                binding_hash(&call_with(params)),
-                binding_hash(&call_with(changed))
+                binding_hash_here(&call_with(params)),
+                binding_hash_here(&call_with(changed))
             );
         }
 

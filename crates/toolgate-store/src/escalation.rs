@@ -9,7 +9,7 @@ use crate::{StoreError, Tx};
 use serde_json::Value;
 use toolgate_core::approval::{
     Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Terms, Vote, check_vote,
-    requirement, unbindable_number,
+    relay_identity, requirement, unbindable_number,
 };
 use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
@@ -132,7 +132,9 @@ impl Gate {
             call: redact_value(&serde_json::to_value(call).unwrap_or(Value::Null)),
             requester,
             session: redacted(call.session.as_deref()),
+            relay_from: call.session.as_deref().map(|s| relay_identity(Some(s))),
             agent: redacted(call.agent.as_deref()),
+            cwd: Some(redact_text(&assessment.call.cwd).into_owned()),
             quorum: t.quorum,
             relay: t.relay,
             created_ms: now,

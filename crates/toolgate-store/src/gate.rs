@@ -197,9 +197,8 @@ impl Gate {
             Ok(id) => id,
             Err(e) => return Ok(relay_decision(Verdict::Block, e.to_string())),
         };
-        let session = call.session.as_deref().map(|s| redact_text(s).into_owned());
         let input = VoteInput {
-            identity: relay_identity(session.as_deref()),
+            identity: relay_identity(call.session.as_deref()),
             approve: true,
             reason: call
                 .params

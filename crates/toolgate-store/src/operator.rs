@@ -109,6 +109,7 @@ pub(crate) fn approval_event(trace: &str, now: i64, kind: AuditKind, a: &Approva
         "min_approvals": a.quorum.min_approvals,
         "require_user": a.quorum.require_user,
         "expires_ms": a.expires_ms,
+        "generation": a.generation,
     });
     if let Some(r) = &a.resolution {
         data["resolution"] = json!(r);
@@ -117,6 +118,7 @@ pub(crate) fn approval_event(trace: &str, now: i64, kind: AuditKind, a: &Approva
         data["reason"] = json!(a.reason);
         data["requester"] = json!(a.requester);
         data["session"] = json!(a.session);
+        data["cwd"] = json!(a.cwd);
     }
     event(trace, now, kind, data)
 }
@@ -130,6 +132,7 @@ pub(crate) fn vote_event(trace: &str, now: i64, v: &Vote, refused: Option<&str>)
         "relayed": v.relayed,
         "channel": v.channel,
         "risk": v.risk.as_str(),
+        "generation": v.generation,
     });
     if let Some(r) = &v.reason {
         data["reason"] = json!(r);

@@ -210,6 +210,9 @@ fn print_view(v: &ApprovalView, now: i64) {
     if let Some(s) = &a.session {
         println!("session    {s}");
     }
+    if let Some(c) = &a.cwd {
+        println!("judged in  {c} (the approval holds only for this directory)");
+    }
     let need_user = if a.quorum.require_user {
         ", one of them a person"
     } else {

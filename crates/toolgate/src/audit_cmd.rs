@@ -114,7 +114,7 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                 };
                 writeln!(out, "{line}").is_ok()
             })?;
-            out.flush()?;
+            flush_ignoring_closed_pipe(&mut out)?;
             Ok(ExitCode::SUCCESS)
         }
         AuditCommand::Export { from } => {
@@ -123,9 +123,17 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             toolgate_store::export(&*store, from.max(1), &mut |e| {
                 writeln!(out, "{}", serde_json::to_string(&e).unwrap_or_default()).is_ok()
             })?;
-            out.flush()?;
+            flush_ignoring_closed_pipe(&mut out)?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Flushes stdout; a reader that went away (`| head`) is not an error.
+fn flush_ignoring_closed_pipe(out: &mut impl Write) -> std::io::Result<()> {
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 

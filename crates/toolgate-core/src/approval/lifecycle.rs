@@ -88,12 +88,19 @@ pub struct Approval {
     /// Who asked for the call; they can never approve it.
     #[serde(default)]
     pub requester: Option<String>,
-    /// The session the call came from.
+    /// The session the call came from (redacted, for display).
     #[serde(default)]
     pub session: Option<String>,
+    /// The identity a relayed vote must carry: [`relay_identity`] of the
+    /// call's exact session; `None` when the call named no session.
+    #[serde(default)]
+    pub relay_from: Option<String>,
     /// The agent that made the call.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The working directory the call was judged (and bound) in.
+    #[serde(default)]
+    pub cwd: Option<String>,
     /// What the quorum needs.
     pub quorum: QuorumRule,
     /// Whether the agent may relay a person's approval (policy opt-in; never
@@ -370,11 +377,11 @@ pub fn check_vote(
         if !approval.quorum.operators.is_empty() {
             return refuse("the policy names operators, and only they may approve");
         }
-        let Some(session) = approval.session.as_deref() else {
+        let Some(expected) = approval.relay_from.as_deref() else {
             return refuse("the call named no session for the relay to come from");
         };
-        // Sessions are compared exactly, as the binding compares them.
-        if vote.identity != relay_identity(Some(session)) {
+        // Sessions are compared exactly (by digest), as the binding does.
+        if vote.identity != expected {
             return refuse("the relay came from another session");
         }
         if existing.iter().any(|v| v.relayed && v.is_current(approval)) {
@@ -409,7 +416,11 @@ pub fn same_identity(a: &str, b: &str) -> bool {
     a == b || a.to_lowercase() == b.to_lowercase()
 }
 
-/// The identity a relayed vote carries: the session it was relayed from.
+/// The identity a relayed vote carries: a digest of the exact session it
+/// was relayed from (sessions are compared exactly, and may hold text that
+/// redaction would blur).
 pub fn relay_identity(session: Option<&str>) -> String {
-    format!("relay:{}", session.unwrap_or("unknown-session"))
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(session.unwrap_or("").as_bytes());
+    format!("relay:{}", super::binding::hex(&digest[..16]))
 }

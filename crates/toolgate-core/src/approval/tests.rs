@@ -308,7 +308,9 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
         call: json!({}),
         requester: Some("u1".into()),
         session: Some("s1".into()),
+        relay_from: Some(relay_identity(Some("s1"))),
         agent: None,
+        cwd: None,
         quorum,
         relay: false,
         created_ms: 1_000,
@@ -522,6 +524,7 @@ fn relay_counts_once_needs_a_session_and_yields_to_named_operators() {
     // No session on the call: nothing to tie a relay to.
     let mut b = a.clone();
     b.session = None;
+    b.relay_from = None;
     assert!(check_vote(&b, &[], &relayed(&b, "s1"), 2_000).is_err());
     // Named operators: only they approve.
     let mut c = a.clone();

@@ -78,7 +78,9 @@ pub const DB_FILE: &str = "toolgate.db";
 pub struct SqliteStore {
     path: PathBuf,
     writer: Mutex<Connection>,
-    reader: Mutex<Connection>,
+    /// Opened on first use: most processes (one `check`) never scan.
+    reader: Mutex<Option<Connection>>,
+    sync: SyncMode,
 }
 
 impl SqliteStore {
@@ -102,12 +104,11 @@ impl SqliteStore {
         let writer = Connection::open(path).map_err(err)?;
         configure(&writer, sync).map_err(err)?;
         migrate(&writer, &location)?;
-        let reader = Connection::open(path).map_err(err)?;
-        configure(&reader, sync).map_err(err)?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
-            reader: Mutex::new(reader),
+            reader: Mutex::new(None),
+            sync,
         })
     }
 
@@ -120,6 +121,23 @@ impl SqliteStore {
         move |source| StoreError::Sqlite {
             location: self.location(),
             source,
+        }
+    }
+
+    /// Runs `f` on the reader connection, opening it the first time.
+    fn with_reader<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut guard = lock(&self.reader);
+        if guard.is_none() {
+            let conn = Connection::open(&self.path).map_err(self.err())?;
+            configure(&conn, self.sync).map_err(self.err())?;
+            *guard = Some(conn);
+        }
+        match guard.as_ref() {
+            Some(conn) => f(conn),
+            None => unreachable!("opened above"),
         }
     }
 }
@@ -150,6 +168,13 @@ fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
         location: location.to_string(),
         source,
     };
+    // Up to date (the common case): no write lock needed.
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(err)?;
+    if version == MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
     conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
     let result = (|| {
         let version: i64 = conn
@@ -179,9 +204,9 @@ fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
     }
 }
 
-/// Locks a connection; a panic in another thread while holding it leaves
-/// the connection usable (any open transaction is rolled back on next use).
-fn lock(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+/// Locks a mutex; a panic in another thread while holding it leaves the
+/// connection usable (any open transaction is rolled back on next use).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -225,49 +250,49 @@ impl Store for SqliteStore {
         from: u64,
         visit: &mut dyn FnMut(AuditRow) -> bool,
     ) -> Result<Option<(u64, [u8; 32])>, StoreError> {
-        let conn = lock(&self.reader);
-        if !conn.is_autocommit() {
-            conn.execute_batch("ROLLBACK").map_err(self.err())?;
-        }
-        conn.execute_batch("BEGIN").map_err(self.err())?;
-        let result = (|| {
-            let head = read_head(&conn)?;
-            let mut stmt = conn.prepare_cached(
-                "SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq",
-            )?;
-            let mut rows = stmt.query(params![from as i64])?;
-            while let Some(r) = rows.next()? {
-                let seq: i64 = r.get(0)?;
-                let hash_ref = r.get_ref(1)?;
-                let mut hash = [0u8; 32];
-                // A hash of the wrong size or type is left zeroed: it can
-                // never verify, so the break is reported at this seq.
-                if let Ok(b) = hash_ref.as_blob()
-                    && b.len() == 32
-                {
-                    hash.copy_from_slice(b);
-                }
-                let entry = match r.get_ref(2)?.as_str() {
-                    Ok(s) => s.to_string(),
-                    Err(_) => String::new(),
-                };
-                if !visit(AuditRow {
-                    seq: seq as u64,
-                    hash,
-                    entry,
-                }) {
-                    break;
-                }
+        self.with_reader(|conn| {
+            if !conn.is_autocommit() {
+                conn.execute_batch("ROLLBACK").map_err(self.err())?;
             }
-            Ok(head)
-        })();
-        let _ = conn.execute_batch("COMMIT");
-        result.map_err(self.err())
+            conn.execute_batch("BEGIN").map_err(self.err())?;
+            let result = (|| {
+                let head = read_head(conn)?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq",
+                )?;
+                let mut rows = stmt.query(params![from as i64])?;
+                while let Some(r) = rows.next()? {
+                    let seq: i64 = r.get(0)?;
+                    let hash_ref = r.get_ref(1)?;
+                    let mut hash = [0u8; 32];
+                    // A hash of the wrong size or type is left zeroed: it can
+                    // never verify, so the break is reported at this seq.
+                    if let Ok(b) = hash_ref.as_blob()
+                        && b.len() == 32
+                    {
+                        hash.copy_from_slice(b);
+                    }
+                    let entry = match r.get_ref(2)?.as_str() {
+                        Ok(s) => s.to_string(),
+                        Err(_) => String::new(),
+                    };
+                    if !visit(AuditRow {
+                        seq: seq as u64,
+                        hash,
+                        entry,
+                    }) {
+                        break;
+                    }
+                }
+                Ok(head)
+            })();
+            let _ = conn.execute_batch("COMMIT");
+            result.map_err(self.err())
+        })
     }
 
     fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
-        let conn = lock(&self.reader);
-        read_head(&conn).map_err(self.err())
+        self.with_reader(|conn| read_head(conn).map_err(self.err()))
     }
 
     fn location(&self) -> String {

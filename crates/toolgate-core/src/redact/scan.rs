@@ -11,6 +11,12 @@ use std::sync::LazyLock;
 /// [`super::redact_text`]: one scan of [`SCANNER`] for text with nothing to
 /// hide; otherwise a walk from match to match, each decided by [`step`].
 pub(super) fn redact(text: &str) -> Cow<'_, str> {
+    // Most text has none of the literals every secret shape needs: answer
+    // without building the scanner, which costs milliseconds to compile in
+    // a short-lived process.
+    if !PREFILTER.is_match(text) {
+        return Cow::Borrowed(text);
+    }
     // The common case: one scan, no match, nothing allocated.
     let Some(first) = SCANNER.find(text) else {
         return Cow::Borrowed(text);
@@ -85,6 +91,70 @@ fn not_secret(hay: &str, name_start: usize) -> Step {
             resume: hay.chars().next().map_or(1, char::len_utf8),
         },
     }
+}
+
+/// Literals at least one of which every match of [`SCANNER`] contains
+/// (compared ignoring ASCII case, so a superset): the trigger words of
+/// named values, and a fixed part of each token shape. A property test
+/// checks that nothing the scanner matches escapes it; a new alternative in
+/// the scanner needs its literal here.
+pub(super) const PREFILTER_LITERALS: &[&str] = &[
+    // Named values and the AWS secret name; `key` also covers PEM headers.
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "cookie",
+    "credential",
+    // AWS access key ids.
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "aipa",
+    // GitHub, Anthropic / OpenAI, Slack, Stripe, Google, JWT.
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "xox",
+    "xapp-",
+    "hooks.slack.com",
+    "_live_",
+    "_test_",
+    "aiza",
+    "eyj",
+    // URL passwords, bearer tokens.
+    "://",
+    "bearer",
+];
+
+static PREFILTER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(PREFILTER_LITERALS)
+        .expect("the prefilter literals build")
+});
+
+/// Whether the scanner could match anywhere in `text` (tests use it to
+/// check the prefilter against the scanner).
+#[cfg(test)]
+pub(super) fn scanner_matches(text: &str) -> bool {
+    SCANNER.is_match(text)
+}
+
+/// Whether the prefilter lets `text` through to the scanner.
+#[cfg(test)]
+pub(super) fn prefilter_passes(text: &str) -> bool {
+    PREFILTER.is_match(text)
 }
 
 /// The header line of a private-key block (PEM, OpenSSH, PGP).

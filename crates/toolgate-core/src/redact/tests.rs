@@ -689,3 +689,45 @@ fn json_value() -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+/// Text mixing ordinary words with pieces of every secret shape, so the
+/// scanner matches often.
+fn shaped_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-zA-Z0-9 _./:=@-]{0,12}",
+        Just("AKIA".to_string()),
+        Just("ghp_".to_string()),
+        Just("sk-".to_string()),
+        Just("xoxb-".to_string()),
+        Just("eyJ".to_string()),
+        Just("AIza".to_string()),
+        Just("sk_live_".to_string()),
+        Just("://u:".to_string()),
+        Just("Bearer ".to_string()),
+        Just("-----BEGIN RSA PRIVATE KEY-----".to_string()),
+        Just("PASSWORD=".to_string()),
+        Just("Authorization: ".to_string()),
+        Just("hooks.slack.com/services/".to_string()),
+        "[A-Za-z0-9]{16,40}",
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// The prefilter only skips text the scanner would not match anyway.
+    #[test]
+    fn the_prefilter_never_hides_a_scanner_match(text in shaped_text()) {
+        if super::scan::scanner_matches(&text) {
+            prop_assert!(super::scan::prefilter_passes(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_prefilter_never_hides_a_match_in_arbitrary_text(text in "\\PC{0,60}") {
+        if super::scan::scanner_matches(&text) {
+            prop_assert!(super::scan::prefilter_passes(&text), "{text:?}");
+        }
+    }
+}

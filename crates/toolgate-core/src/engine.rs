@@ -220,24 +220,7 @@ impl Engine {
         reason: String,
     ) -> Assessment {
         let verdict = verdict.unwrap_or(Verdict::Allow);
-        let reason = match verdict {
-            Verdict::Allow => format!("allowed: {reason}"),
-            Verdict::Escalate => format!("needs approval: {reason}"),
-            Verdict::Block => format!("blocked: {reason}"),
-        };
-        let decision = Decision {
-            decision: verdict,
-            risk: class,
-            score,
-            layer,
-            block_reason: Decision::protocol_line(verdict, None, &reason),
-            reason,
-            approval: None,
-            context: None,
-            params: None,
-            audit_seq: None,
-            elapsed_us: 0,
-        };
+        let decision = Decision::new(verdict, class, score, layer, &reason);
         Assessment {
             decision,
             verdicts,

@@ -216,6 +216,30 @@ pub const BLOCK_PREFIX: &str = "TOOLGATE_BLOCK";
 pub const ESCALATE_PREFIX: &str = "TOOLGATE_ESCALATE";
 
 impl Decision {
+    /// A decision saying `why` (without a verb: the reason is prefixed with
+    /// "allowed:", "needs approval:" or "blocked:"), with the matching
+    /// protocol line, no approval, and nothing measured or recorded yet.
+    pub fn new(verdict: Verdict, risk: RiskClass, score: u32, layer: Layer, why: &str) -> Decision {
+        let reason = match verdict {
+            Verdict::Allow => format!("allowed: {why}"),
+            Verdict::Escalate => format!("needs approval: {why}"),
+            Verdict::Block => format!("blocked: {why}"),
+        };
+        Decision {
+            decision: verdict,
+            risk,
+            score,
+            layer,
+            block_reason: Decision::protocol_line(verdict, None, &reason),
+            reason,
+            approval: None,
+            context: None,
+            params: None,
+            audit_seq: None,
+            elapsed_us: 0,
+        }
+    }
+
     /// Builds the protocol line for a verdict. Pipes in the reason are replaced
     /// so an agent splitting on `|` always sees the documented fields.
     pub fn protocol_line(

@@ -260,23 +260,9 @@ impl Gate {
 
 /// The decision answering a relay call.
 pub(crate) fn relay_decision(verdict: Verdict, reason: String) -> Decision {
-    let reason = match verdict {
-        Verdict::Allow => format!("allowed: {reason}"),
-        _ => format!("blocked: {reason}"),
-    };
-    Decision {
-        decision: verdict,
-        risk: RiskClass::R0,
-        score: 1,
-        layer: Layer::Approval,
-        block_reason: Decision::protocol_line(verdict, None, &reason),
-        reason,
-        approval: None,
-        context: None,
-        params: None,
-        audit_seq: None,
-        elapsed_us: 0,
-    }
+    // The relay call itself is harmless; what it unlocks was judged when
+    // the approval was created.
+    Decision::new(verdict, RiskClass::R0, 1, Layer::Approval, &reason)
 }
 
 /// The decision for a call waiting on approval `a`.

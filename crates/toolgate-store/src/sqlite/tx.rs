@@ -1,0 +1,247 @@
+//! One write transaction on the SQLite store: approvals, votes,
+//! acknowledgements and audit appends, committed together or not at all.
+
+use super::read_head;
+use crate::operator::Ack;
+use crate::{StoreError, Tx};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::sync::MutexGuard;
+use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
+
+pub(super) struct SqliteTx<'a> {
+    conn: MutexGuard<'a, Connection>,
+    location: String,
+    head: Option<(u64, [u8; 32])>,
+    head_dirty: bool,
+    done: bool,
+}
+
+impl<'a> SqliteTx<'a> {
+    /// Wraps a connection on which `BEGIN IMMEDIATE` has just succeeded.
+    pub(super) fn new(conn: MutexGuard<'a, Connection>, location: String) -> SqliteTx<'a> {
+        SqliteTx {
+            conn,
+            location,
+            head: None,
+            head_dirty: false,
+            done: false,
+        }
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            location: self.location.clone(),
+            source,
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+            location: self.location.clone(),
+            detail: format!("{what}: {e}"),
+        })
+    }
+
+    fn encode<T: serde::Serialize>(&self, value: &T) -> Result<String, StoreError> {
+        serde_json::to_string(value).map_err(|e| StoreError::Corrupt {
+            location: self.location.clone(),
+            detail: e.to_string(),
+        })
+    }
+
+    fn query_approvals(
+        &mut self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Approval>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+            stmt.query_map(args, |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("approval", t)).collect()
+    }
+}
+
+impl Tx for SqliteTx<'_> {
+    fn approval(&mut self, id: &ApprovalId) -> Result<Option<Approval>, StoreError> {
+        let id = id.to_string();
+        Ok(self
+            .query_approvals("SELECT record FROM approvals WHERE id = ?1", &[&id])?
+            .pop())
+    }
+
+    fn latest_for_binding(
+        &mut self,
+        binding: &BindingHash,
+    ) -> Result<Option<Approval>, StoreError> {
+        let b = binding.to_hex();
+        Ok(self
+            .query_approvals(
+                // Insertion order, not the clock: a clock stepped back must
+                // not hide the newest approval.
+                "SELECT record FROM approvals WHERE binding = ?1 ORDER BY rowid DESC LIMIT 1",
+                &[&b],
+            )?
+            .pop())
+    }
+
+    fn put_approval(&mut self, a: &Approval) -> Result<(), StoreError> {
+        let record = self.encode(a)?;
+        // When the approval's time runs out, if it still can.
+        let due = match a.state {
+            ApprovalState::Pending => Some(a.expires_ms),
+            ApprovalState::Approved => Some(a.usable_until_ms.unwrap_or(a.expires_ms)),
+            _ => None,
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT INTO approvals (id, binding, state, created_ms, due_ms, record) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT (id) DO UPDATE SET state = excluded.state, \
+                 due_ms = excluded.due_ms, record = excluded.record",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    a.id.to_string(),
+                    a.binding.to_hex(),
+                    a.state.as_str(),
+                    a.created_ms,
+                    due,
+                    record
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError> {
+        self.query_approvals(
+            "SELECT record FROM approvals WHERE due_ms IS NOT NULL AND due_ms <= ?1 \
+             ORDER BY due_ms",
+            &[&now_ms],
+        )
+    }
+
+    fn approvals(
+        &mut self,
+        states: &[ApprovalState],
+        limit: usize,
+    ) -> Result<Vec<Approval>, StoreError> {
+        let mut out = Vec::new();
+        for state in states {
+            let s = state.as_str().to_string();
+            // SQLite reads a negative LIMIT as "no limit".
+            let lim = i64::try_from(limit).unwrap_or(-1);
+            out.extend(self.query_approvals(
+                "SELECT record FROM approvals WHERE state = ?1 \
+                 ORDER BY created_ms DESC, rowid DESC LIMIT ?2",
+                &[&s, &lim],
+            )?);
+        }
+        out.sort_by_key(|a| std::cmp::Reverse(a.created_ms));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid",
+                )
+                .map_err(self.err())?;
+            stmt.query_map(params![id.to_string()], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("vote", t)).collect()
+    }
+
+    fn put_vote(&mut self, v: &Vote) -> Result<(), StoreError> {
+        let record = self.encode(v)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO votes (approval, identity, at_ms, record) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (approval, identity) DO UPDATE SET at_ms = excluded.at_ms, \
+                 record = excluded.record",
+            )
+            .and_then(|mut s| {
+                s.execute(params![v.approval.to_string(), v.identity, v.at_ms, record])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn put_ack(&mut self, ack: &Ack) -> Result<(), StoreError> {
+        let record = self.encode(ack)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO acks (key, scope, record) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (key, scope) DO UPDATE SET record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![ack.key, ack.scope, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn ack(&mut self, key: &str, scope: &str) -> Result<Option<Ack>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT record FROM acks WHERE key = ?1 AND scope = ?2")
+            .and_then(|mut s| s.query_row(params![key, scope], |r| r.get(0)).optional())
+            .map_err(self.err())?;
+        text.map(|t| self.decode("acknowledgement", &t)).transpose()
+    }
+
+    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
+        let (last, prev) = match self.head {
+            Some(h) => h,
+            None => read_head(&self.conn)
+                .map_err(self.err())?
+                .unwrap_or((0, GENESIS)),
+        };
+        let seq = last + 1;
+        let text = event.canonical(seq);
+        let hash = chain_hash(&prev, text.as_bytes());
+        self.conn
+            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![seq as i64, &hash[..], text]))
+            .map_err(self.err())?;
+        self.head = Some((seq, hash));
+        self.head_dirty = true;
+        Ok(seq)
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
+        if self.head_dirty
+            && let Some((seq, hash)) = self.head
+        {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) \
+                     ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+                )
+                .and_then(|mut s| s.execute(params![seq as i64, &hash[..]]))
+                .map_err(self.err())?;
+        }
+        self.conn.execute_batch("COMMIT").map_err(self.err())?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for SqliteTx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub mod approvers;
 pub mod audit;
 pub mod catalogue;
 pub mod engine;
+pub mod hex;
 pub mod model;
 pub mod normalize;
 pub mod paths;

@@ -4,6 +4,7 @@ use crate::{AuditRow, Store, StoreError};
 use serde::Serialize;
 use serde_json::Value;
 use toolgate_core::audit::{ChainBreak, ChainVerifier, GENESIS, Verified};
+use toolgate_core::hex::hex;
 
 /// Verifies the whole chain against its recorded head, in one snapshot.
 /// `Err(StoreError::Chain(..))` names the first bad sequence number.
@@ -108,9 +109,4 @@ pub fn export(
         Some(e) => Err(e),
         None => Ok(()),
     }
-}
-
-/// Lowercase hex of bytes (hashes as printed and exported).
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -18,7 +18,7 @@ mod gate;
 mod operator;
 mod sqlite;
 
-pub use audit_log::{ExportedEntry, check_anchor, export, hex, verify};
+pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
 pub use gate::{Gate, RELAY_TOOLS};

@@ -71,7 +71,7 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             });
             match result {
                 Ok(v) => {
-                    let head = toolgate_store::hex(&v.head_hash);
+                    let head = toolgate_core::hex::hex(&v.head_hash);
                     if json {
                         println!(
                             "{}",
@@ -142,10 +142,11 @@ fn parse_anchor(text: &str) -> Result<(u64, [u8; 32]), String> {
     let bad = || {
         format!("--expect-head {text:?}: expected SEQ:HASH as printed by `toolgate audit verify`")
     };
-    let (seq, hash) = text.trim().split_once(':').ok_or_else(bad)?;
+    let (seq, hash_text) = text.trim().split_once(':').ok_or_else(bad)?;
     let seq: u64 = seq.parse().map_err(|_| bad())?;
-    let hash = toolgate_core::approval::BindingHash::from_hex(hash).map_err(|_| bad())?;
-    Ok((seq, hash.0))
+    let mut hash = [0u8; 32];
+    toolgate_core::hex::unhex(hash_text, &mut hash).ok_or_else(bad)?;
+    Ok((seq, hash))
 }
 
 /// One line a person can scan: seq, time, kind, and what happened.

@@ -1,5 +1,6 @@
 //! What an approval is bound to, and how approvals are named.
 
+use crate::hex::{hex, unhex};
 use crate::model::ToolCall;
 use crate::paths::Env;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -209,28 +210,3 @@ macro_rules! hex_serde {
 }
 hex_serde!(ApprovalId, ApprovalId::parse);
 hex_serde!(BindingHash, BindingHash::from_hex);
-
-/// Lowercase hex of bytes.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
-
-/// Fills `out` from exactly `2 * out.len()` hex digits.
-pub(crate) fn unhex(s: &str, out: &mut [u8]) -> Option<()> {
-    let bytes = s.as_bytes();
-    if bytes.len() != out.len() * 2 {
-        return None;
-    }
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16)?;
-        let lo = (pair[1] as char).to_digit(16)?;
-        out[i] = (hi * 16 + lo) as u8;
-    }
-    Some(())
-}

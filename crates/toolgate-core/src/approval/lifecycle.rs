@@ -422,5 +422,5 @@ pub fn same_identity(a: &str, b: &str) -> bool {
 pub fn relay_identity(session: Option<&str>) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(session.unwrap_or("").as_bytes());
-    format!("relay:{}", super::binding::hex(&digest[..16]))
+    format!("relay:{}", crate::hex::hex(&digest[..16]))
 }

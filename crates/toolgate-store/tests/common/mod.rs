@@ -17,7 +17,7 @@ impl TempDir {
     pub fn new(tag: &str) -> TempDir {
         let mut b = [0u8; 8];
         getrandom::fill(&mut b).unwrap();
-        let name: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        let name = toolgate_core::hex::hex(&b);
         let p = std::env::temp_dir().join(format!("toolgate-test-{tag}-{name}"));
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)

@@ -66,12 +66,14 @@ impl Gate {
                 });
             }
         };
-        let terms = |expires_ms| Terms {
-            risk: class,
-            quorum: quorum.clone(),
-            expires_ms,
-            window_ms: duration_ms(settings.approval_window),
-            relay: settings.relay && class < RiskClass::R4,
+        let terms = |expires_ms| {
+            Terms::new(
+                class,
+                quorum.clone(),
+                expires_ms,
+                duration_ms(settings.approval_window),
+                settings.relay,
+            )
         };
         if let Some(mut a) = tx.latest_for_binding(&binding)? {
             events.extend(expire_quietly(tx, &mut a, trace, now)?);
@@ -243,7 +245,6 @@ impl Gate {
                 relayed: false,
                 channel: "policy".to_string(),
                 risk: a.risk,
-                expires_ms: a.expires_ms,
                 generation: a.generation,
                 at_ms: now,
             };

@@ -216,7 +216,6 @@ pub(crate) fn vote_in(
         relayed: input.relayed,
         channel: redact_text(&input.channel).into_owned(),
         risk: a.risk,
-        expires_ms: a.expires_ms,
         generation: a.generation,
         at_ms: now,
     };

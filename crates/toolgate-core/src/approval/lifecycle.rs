@@ -115,7 +115,6 @@ pub struct Approval {
     pub window_ms: i64,
     /// Bumped each time a retry re-judges it on different terms; votes
     /// cast on an earlier generation are stale.
-    #[serde(default)]
     pub generation: u32,
     /// Once approved: until when the retry may consume it.
     #[serde(default)]
@@ -194,31 +193,31 @@ impl Approval {
         }
     }
 
-    /// Re-judges a pending or approved approval with the terms a retry
-    /// computed now. Any change makes every earlier vote stale and puts an
-    /// approved one back to pending. Returns whether anything changed.
-    pub fn refresh(&mut self, terms: Terms) -> bool {
-        let current = Terms {
+    /// The terms it is currently judged under.
+    pub fn terms(&self) -> Terms {
+        Terms {
             risk: self.risk,
             quorum: self.quorum.clone(),
             expires_ms: self.expires_ms,
             window_ms: self.window_ms,
             relay: self.relay,
-        };
-        let wanted = Terms {
-            relay: terms.relay && terms.risk < RiskClass::R4,
-            ..terms.clone()
-        };
-        if self.state.is_final() || current == wanted {
+        }
+    }
+
+    /// Re-judges a pending or approved approval with the terms a retry
+    /// computed now. Any change starts a new generation, which makes every
+    /// earlier vote stale, and puts an approved one back to pending.
+    /// Returns whether anything changed.
+    pub fn refresh(&mut self, terms: Terms) -> bool {
+        if self.state.is_final() || self.terms() == terms {
             return false;
         }
         self.risk = terms.risk;
         self.quorum = terms.quorum;
         self.window_ms = terms.window_ms;
-        self.relay = terms.relay && terms.risk < RiskClass::R4;
+        self.relay = terms.relay;
         self.expires_ms = terms.expires_ms;
-        // A new generation makes every earlier vote stale, even if the
-        // terms later change back.
+        // Even if the terms later change back, earlier votes stay stale.
         self.generation = self.generation.saturating_add(1);
         self.state = ApprovalState::Pending;
         self.usable_until_ms = None;
@@ -230,6 +229,8 @@ impl Approval {
 
 /// The terms an approval is judged under: what a retry recomputes from the
 /// policy in force, and compares with what the approval was created with.
+/// [`Terms::new`] keeps relayed approval off for R4 (and [`check_vote`]
+/// refuses relayed R4 votes whatever the flag says).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terms {
     /// The call's risk class.
@@ -240,8 +241,29 @@ pub struct Terms {
     pub expires_ms: i64,
     /// How long it stays usable once approved.
     pub window_ms: i64,
-    /// Whether relayed approval is allowed (forced off for R4).
+    /// Whether relayed approval is allowed.
     pub relay: bool,
+}
+
+impl Terms {
+    /// The terms for a call of class `risk`: its quorum, pending deadline,
+    /// approval window, and whether the policy allows relayed approval
+    /// (never for R4, whatever `relay` says).
+    pub fn new(
+        risk: RiskClass,
+        quorum: QuorumRule,
+        expires_ms: i64,
+        window_ms: i64,
+        relay: bool,
+    ) -> Terms {
+        Terms {
+            risk,
+            quorum,
+            expires_ms,
+            window_ms,
+            relay: relay && risk < RiskClass::R4,
+        }
+    }
 }
 
 /// One approver's vote on one approval.
@@ -263,25 +285,20 @@ pub struct Vote {
     pub relayed: bool,
     /// The transport it came through (`cli`, `http`, `relay`, `policy`).
     pub channel: String,
-    /// The risk class the voter saw.
+    /// The risk class the voter saw (for the record: staleness is judged by
+    /// the generation, which any change of terms bumps).
     pub risk: RiskClass,
-    /// The deadline the voter saw.
-    pub expires_ms: i64,
     /// The approval's generation the voter saw.
-    #[serde(default)]
     pub generation: u32,
     /// When it was cast.
     pub at_ms: i64,
 }
 
 impl Vote {
-    /// Whether the vote still applies: cast on the approval's current
-    /// generation (no re-judging since), risk class and deadline.
+    /// Whether the vote still applies: cast on this approval's current
+    /// generation, that is, on the terms it is judged under now.
     pub fn is_current(&self, approval: &Approval) -> bool {
-        self.approval == approval.id
-            && self.generation == approval.generation
-            && self.risk == approval.risk
-            && self.expires_ms == approval.expires_ms
+        self.approval == approval.id && self.generation == approval.generation
     }
 }
 

@@ -333,13 +333,7 @@ fn rule(min: u32, user: bool, kinds: &[ApproverKind]) -> QuorumRule {
 }
 
 fn terms(risk: RiskClass, quorum: QuorumRule, expires_ms: i64) -> Terms {
-    Terms {
-        risk,
-        quorum,
-        expires_ms,
-        window_ms: 30_000,
-        relay: false,
-    }
+    Terms::new(risk, quorum, expires_ms, 30_000, false)
 }
 
 fn vote(a: &Approval, kind: ApproverKind, who: &str, approve: bool) -> Vote {
@@ -352,7 +346,6 @@ fn vote(a: &Approval, kind: ApproverKind, who: &str, approve: bool) -> Vote {
         relayed: false,
         channel: "cli".into(),
         risk: a.risk,
-        expires_ms: a.expires_ms,
         generation: a.generation,
         at_ms: 2_000,
     }
@@ -396,9 +389,9 @@ fn quorum_counts_distinct_current_votes_and_needs_a_person_where_required() {
         tally(&a, &[alice.clone(), bob.clone()]),
         Tally::Approved { .. }
     ));
-    // A stale vote (cast before the risk changed) does not count.
+    // A vote from another generation (before a change of terms) does not count.
     let mut stale = bob.clone();
-    stale.risk = RiskClass::R3;
+    stale.generation += 1;
     assert!(matches!(
         tally(&a, &[alice.clone(), stale]),
         Tally::Pending { have: 1, .. }
@@ -532,19 +525,21 @@ fn relay_counts_once_needs_a_session_and_yields_to_named_operators() {
     assert!(check_vote(&c, &[], &relayed(&c, "s1"), 2_000).is_err());
     // Re-judged as R4: relay is off, and earlier relayed votes stop counting.
     let mut d = a.clone();
-    d.refresh(Terms {
-        risk: RiskClass::R4,
-        quorum: rule(1, true, &[UserRequest]),
-        expires_ms: d.expires_ms,
-        window_ms: 30_000,
-        relay: true,
-    });
-    assert!(!d.relay);
+    d.refresh(Terms::new(
+        RiskClass::R4,
+        rule(1, true, &[UserRequest]),
+        d.expires_ms,
+        30_000,
+        true,
+    ));
+    assert!(!d.relay, "Terms::new keeps relay off for R4");
     assert!(check_vote(&d, &[], &relayed(&d, "s1"), 2_000).is_err());
-    let mut sneaked = relayed(&d, "s1");
-    sneaked.risk = RiskClass::R4;
+    // Even with the flag forced on, an R4 relay is refused and never counts.
+    let mut forced = d.clone();
+    forced.relay = true;
+    assert!(check_vote(&forced, &[], &relayed(&forced, "s1"), 2_000).is_err());
     assert!(matches!(
-        tally(&d, &[sneaked]),
+        tally(&forced, &[relayed(&forced, "s1")]),
         Tally::Pending { have: 0, .. }
     ));
     // Identities compare without case.

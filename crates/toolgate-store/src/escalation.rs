@@ -129,7 +129,6 @@ impl Gate {
             state: ApprovalState::Pending,
             risk: class,
             reason: redact_text(&d.reason).into_owned(),
-            tool: redact_text(&call.tool).into_owned(),
             summary: redact_text(&summary(call, &assessment.call.command)).into_owned(),
             call: redact_value(&serde_json::to_value(call).unwrap_or(Value::Null)),
             requester,

@@ -79,8 +79,6 @@ pub struct Approval {
     pub risk: RiskClass,
     /// Why the call needs approval.
     pub reason: String,
-    /// The runtime's tool name.
-    pub tool: String,
     /// One line describing the call (the command, or tool and target).
     pub summary: String,
     /// The call as the agent sent it, redacted.

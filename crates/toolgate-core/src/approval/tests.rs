@@ -303,7 +303,6 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
         state: ApprovalState::Pending,
         risk,
         reason: "r".into(),
-        tool: "exec".into(),
         summary: "rm -rf build".into(),
         call: json!({}),
         requester: Some("u1".into()),

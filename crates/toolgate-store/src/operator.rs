@@ -30,7 +30,7 @@ pub struct VoteView {
     /// The vote.
     #[serde(flatten)]
     pub vote: Vote,
-    /// Whether it still counts (cast on the current risk class and deadline).
+    /// Whether it still counts (cast on the approval's current generation).
     pub current: bool,
 }
 

@@ -194,8 +194,8 @@ pub enum Tally {
     },
 }
 
-/// Counts the votes that still apply: cast on this approval's current risk
-/// class and deadline (a vote cast before either changed is stale). Any
+/// Counts the votes that still apply: cast on this approval's current
+/// generation (a vote cast before its terms changed is stale). Any
 /// current denial wins, whoever cast it (stopping a call is always safe).
 /// Approvals count once per identity, from approver kinds the quorum
 /// admits, never from the requester.

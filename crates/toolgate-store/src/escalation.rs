@@ -46,12 +46,12 @@ impl Gate {
         let mut events = Vec::new();
         if let Some(n) = unbindable_number(&Value::Object(call.params.clone())) {
             let reason = format!(
-                "blocked: an approval cannot be bound exactly to the number {n} in the params \
+                "an approval cannot be bound exactly to the number {n} in the params \
                  (many different numbers read as it); send large ids as strings (the call: {})",
                 d.reason
             );
             return Ok(Resolution {
-                decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                decision: rewrite(d, Verdict::Block, &reason),
                 events,
             });
         }
@@ -59,9 +59,9 @@ impl Gate {
         let quorum = match requirement(settings, class, self.llm.is_some(), requester.as_deref()) {
             Ok(q) => q,
             Err(insufficient) => {
-                let reason = format!("blocked: {insufficient} (the call: {})", d.reason);
+                let reason = format!("{insufficient} (the call: {})", d.reason);
                 return Ok(Resolution {
-                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    decision: rewrite(d, Verdict::Block, &reason),
                     events,
                 });
             }
@@ -87,13 +87,13 @@ impl Gate {
                     tx.put_approval(&a)?;
                     events.push(approval_event(trace, now, AuditKind::ApprovalConsumed, &a));
                     let reason = format!(
-                        "allowed: one-time approval {} ({}) for: {}",
+                        "one-time approval {} ({}) for: {}",
                         a.id,
                         a.resolution.as_deref().unwrap_or("approved"),
                         d.reason
                     );
                     return Ok(Resolution {
-                        decision: rewrite(d, Verdict::Allow, Layer::Approval, reason, None),
+                        decision: rewrite(d, Verdict::Allow, &reason),
                         events,
                     });
                 }
@@ -112,12 +112,12 @@ impl Gate {
                 && a.resolved_ms.is_some_and(|t| now < t.saturating_add(ttl))
             {
                 let reason = format!(
-                    "blocked: this exact call was {} ({} ago); ask the operator before trying again",
+                    "this exact call was {} ({} ago); ask the operator before trying again",
                     a.resolution.as_deref().unwrap_or("denied"),
                     ago(now - a.resolved_ms.unwrap_or(now))
                 );
                 return Ok(Resolution {
-                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    decision: rewrite(d, Verdict::Block, &reason),
                     events,
                 });
             }
@@ -178,12 +178,12 @@ impl Gate {
                 tx.put_approval(&a)?;
                 events.push(approval_event(trace, now, AuditKind::ApprovalDenied, &a));
                 let reason = format!(
-                    "blocked: {} (the call: {})",
+                    "{} (the call: {})",
                     a.resolution.as_deref().unwrap_or("denied"),
                     d.reason
                 );
                 Ok(Resolution {
-                    decision: rewrite(d, Verdict::Block, Layer::Approval, reason, None),
+                    decision: rewrite(d, Verdict::Block, &reason),
                     events,
                 })
             }
@@ -193,12 +193,12 @@ impl Gate {
                 tx.put_approval(&a)?;
                 events.push(approval_event(trace, now, AuditKind::ApprovalConsumed, &a));
                 let reason = format!(
-                    "allowed: {} for: {}",
+                    "{} for: {}",
                     a.resolution.as_deref().unwrap_or("approved"),
                     d.reason
                 );
                 Ok(Resolution {
-                    decision: rewrite(d, Verdict::Allow, Layer::Approval, reason, None),
+                    decision: rewrite(d, Verdict::Allow, &reason),
                     events,
                 })
             }
@@ -279,21 +279,10 @@ fn pending_decision(d: &Decision, a: &Approval) -> Decision {
     out
 }
 
-/// `d` with a different verdict, layer and reason.
-fn rewrite(
-    d: &Decision,
-    verdict: Verdict,
-    layer: Layer,
-    reason: String,
-    approval: Option<ApprovalRef>,
-) -> Decision {
-    let mut out = d.clone();
-    out.decision = verdict;
-    out.layer = layer;
-    out.block_reason = Decision::protocol_line(verdict, None, &reason);
-    out.reason = reason;
-    out.approval = approval;
-    out
+/// `d` answered by the approval layer instead: another verdict, saying
+/// `why` (without the verb, which [`Decision::new`] adds).
+fn rewrite(d: &Decision, verdict: Verdict, why: &str) -> Decision {
+    Decision::new(verdict, d.risk, d.score, Layer::Approval, why)
 }
 
 /// One line for operators: the command, or the tool and its params.

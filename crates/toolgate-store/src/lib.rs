@@ -28,7 +28,7 @@ pub use operator::{
 };
 pub use sqlite::{SqliteStore, SyncMode};
 
-use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;
 
 /// One stored audit row, as kept: its number, its hash, and its canonical
@@ -79,12 +79,9 @@ pub trait Tx {
     fn put_approval(&mut self, approval: &Approval) -> Result<(), StoreError>;
     /// Pending or approved approvals whose time is up at `now_ms`.
     fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError>;
-    /// Approvals in any of `states`, newest first, at most `limit`.
-    fn approvals(
-        &mut self,
-        states: &[ApprovalState],
-        limit: usize,
-    ) -> Result<Vec<Approval>, StoreError>;
+    /// Approvals newest first, at most `limit`: only the open ones (pending
+    /// or approved) with `open_only`, else every state.
+    fn approvals(&mut self, open_only: bool, limit: usize) -> Result<Vec<Approval>, StoreError>;
     /// The votes cast on an approval, in the order cast.
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError>;
     /// Records a vote, replacing an earlier (stale) vote by the same identity.

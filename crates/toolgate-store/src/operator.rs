@@ -304,18 +304,7 @@ pub fn list(
 ) -> Result<Vec<ApprovalView>, StoreError> {
     expire_due(store, clock)?;
     let mut tx = store.begin()?;
-    let states: &[ApprovalState] = if all {
-        &[
-            ApprovalState::Pending,
-            ApprovalState::Approved,
-            ApprovalState::Consumed,
-            ApprovalState::Denied,
-            ApprovalState::Expired,
-        ]
-    } else {
-        &[ApprovalState::Pending, ApprovalState::Approved]
-    };
-    let approvals = tx.approvals(states, limit)?;
+    let approvals = tx.approvals(!all, limit)?;
     approvals.into_iter().map(|a| view(&mut *tx, a)).collect()
 }
 

@@ -129,25 +129,15 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
-    fn approvals(
-        &mut self,
-        states: &[ApprovalState],
-        limit: usize,
-    ) -> Result<Vec<Approval>, StoreError> {
-        let mut out = Vec::new();
-        for state in states {
-            let s = state.as_str().to_string();
-            // SQLite reads a negative LIMIT as "no limit".
-            let lim = i64::try_from(limit).unwrap_or(-1);
-            out.extend(self.query_approvals(
-                "SELECT record FROM approvals WHERE state = ?1 \
-                 ORDER BY created_ms DESC, rowid DESC LIMIT ?2",
-                &[&s, &lim],
-            )?);
-        }
-        out.sort_by_key(|a| std::cmp::Reverse(a.created_ms));
-        out.truncate(limit);
-        Ok(out)
+    fn approvals(&mut self, open_only: bool, limit: usize) -> Result<Vec<Approval>, StoreError> {
+        // SQLite reads a negative LIMIT as "no limit".
+        let lim = i64::try_from(limit).unwrap_or(-1);
+        self.query_approvals(
+            "SELECT record FROM approvals \
+             WHERE NOT ?1 OR state IN ('pending', 'approved') \
+             ORDER BY rowid DESC LIMIT ?2",
+            &[&open_only, &lim],
+        )
     }
 
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {

@@ -213,6 +213,12 @@ fn approve_from_the_cli_then_the_retry_runs_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Changes the database behind toolgate's back.
+fn tamper(db: &std::path::Path, sql: &str) {
+    let conn = rusqlite::Connection::open(db).expect("open the database");
+    conn.execute_batch(sql).expect("tamper");
+}
+
 #[test]
 fn audit_verify_names_the_tampered_entry() {
     let dir = fresh_data_dir();
@@ -225,15 +231,10 @@ fn audit_verify_names_the_tampered_entry() {
     );
     // Edit entry 3 behind toolgate's back: flip one byte of its text.
     let db = dir.join("toolgate.db");
-    let status = Command::new("python3")
-        .arg("-c")
-        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE audit SET entry = replace(entry, '\\\"ls\\\"', '\\\"lz\\\"') WHERE seq = 3\"); c.commit()")
-        .arg(&db)
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: python3 with sqlite3 is not available to tamper with the database");
-        return;
-    }
+    tamper(
+        &db,
+        "UPDATE audit SET entry = replace(entry, '\"ls\"', '\"lz\"') WHERE seq = 3",
+    );
     let v = toolgate_in(&dir, &["audit", "verify"], "");
     assert_eq!(v.status.code(), Some(1));
     let err = String::from_utf8_lossy(&v.stderr);
@@ -261,15 +262,11 @@ fn a_head_kept_elsewhere_catches_a_cut_and_reheaded_chain() {
         0
     );
     // Cut the last two entries and move the head back consistently.
-    let status = Command::new("python3")
-        .arg("-c")
-        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM audit WHERE seq > 4'); c.execute('UPDATE audit_head SET seq = 4, hash = (SELECT hash FROM audit WHERE seq = 4)'); c.commit()")
-        .arg(dir.join("toolgate.db"))
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: python3 with sqlite3 is not available to tamper with the database");
-        return;
-    }
+    tamper(
+        &dir.join("toolgate.db"),
+        "DELETE FROM audit WHERE seq > 4; \
+         UPDATE audit_head SET seq = 4, hash = (SELECT hash FROM audit WHERE seq = 4);",
+    );
     // On its own the chain still verifies; against the kept head it fails.
     assert_eq!(
         toolgate_in(&dir, &["audit", "verify"], "").status.code(),

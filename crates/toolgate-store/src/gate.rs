@@ -59,21 +59,6 @@ impl Gate {
         self
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
-    /// The store.
-    pub fn store(&self) -> &dyn Store {
-        &*self.store
-    }
-
-    /// The clock.
-    pub fn clock(&self) -> &dyn Clock {
-        &*self.clock
-    }
-
     /// Decides one call and records it. An escalation consumes a live
     /// approval of this exact call (→ allow), or joins the pending one, or
     /// creates one; its id is in the decision's protocol line.

@@ -648,3 +648,71 @@ fn numbers_too_large_to_bind_exactly_block_instead_of_escalating() {
     );
     assert!(d.reason.contains("as strings"), "{}", d.reason);
 }
+
+/// A stand-in for a model evaluator: approves or denies by the command's
+/// first word, so the llm_evaluation seam is exercised deterministically.
+struct Evaluator;
+
+impl toolgate_core::approvers::Approver for Evaluator {
+    fn kind(&self) -> toolgate_core::approval::ApproverKind {
+        toolgate_core::approval::ApproverKind::LlmEvaluation
+    }
+    fn identity(&self) -> String {
+        "llm:test".to_string()
+    }
+    fn evaluate(
+        &self,
+        _: &toolgate_core::engine::Engine,
+        call: &ToolCall,
+        _: &toolgate_core::paths::Env,
+        _: RiskClass,
+    ) -> toolgate_core::approvers::FactorVote {
+        use toolgate_core::approvers::FactorVote;
+        match call.params.get("command").and_then(|c| c.as_str()) {
+            Some(c) if c.starts_with("kubectl apply -f staging") => {
+                FactorVote::Approve("staging".into())
+            }
+            Some(c) if c.starts_with("kubectl apply -f prod") => {
+                FactorVote::Deny("production".into())
+            }
+            _ => FactorVote::Abstain,
+        }
+    }
+}
+
+#[test]
+fn a_configured_model_evaluator_votes_when_the_policy_allows_it() {
+    let dir = TempDir::new("llm");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let policy = "[approvals]\nallowed_approvers = [\"user_request\", \"llm_evaluation\"]\nrequire_user = []\n";
+    let g = gate(s.clone(), policy, clock.clone()).with_llm_approver(Arc::new(Evaluator));
+    let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
+    assert!(d.reason.contains("llm:test"), "{}", d.reason);
+    let d = g.check(&exec("kubectl apply -f prod.yaml")).unwrap();
+    assert_eq!(
+        d.decision,
+        Verdict::Block,
+        "a model denial settles it: {d:?}"
+    );
+    assert_eq!(
+        g.check(&exec("kubectl apply -f other.yaml"))
+            .unwrap()
+            .decision,
+        Verdict::Escalate
+    );
+    // Not allowed by the policy: the evaluator is not asked.
+    let g = gate(s.clone(), "[approvals]\nrequire_user = []\n", clock)
+        .with_llm_approver(Arc::new(Evaluator));
+    assert_eq!(
+        g.check(&exec("kubectl apply -f staging-2.yaml"))
+            .unwrap()
+            .decision,
+        Verdict::Escalate
+    );
+}

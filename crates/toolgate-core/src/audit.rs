@@ -45,6 +45,10 @@ pub enum AuditKind {
     ApprovalExpired,
     /// An acknowledgement was recorded.
     AckCreated,
+    /// A daemon loaded a policy (at start or on reload), or rejected one.
+    PolicyLoaded,
+    /// A caller stopped waiting for an approval (`/v1/check?wait=`).
+    WaitEnded,
 }
 
 impl AuditKind {
@@ -61,6 +65,8 @@ impl AuditKind {
             AuditKind::ApprovalConsumed => "approval.consumed",
             AuditKind::ApprovalExpired => "approval.expired",
             AuditKind::AckCreated => "ack.created",
+            AuditKind::PolicyLoaded => "policy.loaded",
+            AuditKind::WaitEnded => "wait.ended",
         }
     }
 }

@@ -59,6 +59,52 @@ impl Gate {
         self
     }
 
+    /// The engine deciding calls (its policy, for protocol text and state).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Records that a caller stopped waiting for approval `approval` of
+    /// `call` after `waited_ms` (`outcome`: `timeout`, `expired`, …) and the
+    /// `decision` answered instead, in one transaction; returns the decision
+    /// with its audit sequence number.
+    pub fn record_wait_end(
+        &self,
+        call: &ToolCall,
+        approval: &ApprovalId,
+        outcome: &str,
+        waited_ms: i64,
+        mut decision: Decision,
+    ) -> Result<Decision, StoreError> {
+        let now = self.clock.now_ms();
+        let trace = random_hex()?;
+        let binding = binding_hash(call, &self.engine.env_for(call, &self.base));
+        decision.reason = redact_text(&decision.reason).into_owned();
+        decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
+        let mut tx = self.store.begin()?;
+        tx.append(&AuditEvent {
+            ts_ms: now,
+            trace: trace.clone(),
+            kind: AuditKind::WaitEnded,
+            data: json!({
+                "approval": approval.to_string(),
+                "outcome": outcome,
+                "waited_ms": waited_ms,
+            }),
+        })?;
+        let seq = tx.append(&decision_event(
+            call,
+            binding,
+            &decision,
+            Some(approval.to_string()),
+            now,
+            &trace,
+        ))?;
+        tx.commit()?;
+        decision.audit_seq = Some(seq);
+        Ok(decision)
+    }
+
     /// Decides one call and records it. An escalation consumes a live
     /// approval of this exact call (→ allow), or joins the pending one, or
     /// creates one; its id is in the decision's protocol line.

@@ -59,6 +59,15 @@ pub trait Store: Send + Sync {
         visit: &mut dyn FnMut(AuditRow) -> bool,
     ) -> Result<Option<(u64, [u8; 32])>, StoreError>;
 
+    /// Visits audit rows with `seq < before`, newest first, until `visit`
+    /// returns `false` (for paging back through recent history). Reads a
+    /// consistent snapshot without blocking writers.
+    fn scan_audit_back(
+        &self,
+        before: u64,
+        visit: &mut dyn FnMut(AuditRow) -> bool,
+    ) -> Result<(), StoreError>;
+
     /// The recorded head of the audit chain (last seq and hash), read in the
     /// same snapshot as a scan started now would see; `None` when empty.
     fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError>;

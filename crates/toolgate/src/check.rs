@@ -86,44 +86,9 @@ pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.
 fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| anyhow!("input is not valid JSON ({e})"))?;
-    let Value::Object(obj) = &value else {
-        return Err(anyhow!(
-            "input must be a JSON object like {{\"tool\":\"exec\",\"params\":{{\"command\":\"ls\"}}}}"
-        ));
-    };
-    let id = obj.get("id").cloned();
-    match obj.get("tool") {
-        Some(Value::String(t)) if !t.trim().is_empty() => {}
-        Some(Value::String(_)) => {
-            return Err(anyhow!("\"tool\" is empty: name the tool being called"));
-        }
-        Some(_) => {
-            return Err(anyhow!(
-                "\"tool\" must be a string naming the tool being called"
-            ));
-        }
-        None => {
-            return Err(anyhow!(
-                "missing \"tool\": a ToolCall needs {{\"tool\": NAME, \"params\": {{…}}}}"
-            ));
-        }
-    }
-    if let Some(p) = obj.get("params")
-        && !p.is_object()
-        && !p.is_null()
-    {
-        return Err(anyhow!("\"params\" must be a JSON object"));
-    }
-    let mut value = value;
-    if let Some(obj) = value.as_object_mut()
-        && obj.get("params").is_some_and(Value::is_null)
-    {
-        obj.remove("params");
-    }
-    let call: ToolCall =
-        serde_json::from_value(value).map_err(|e| anyhow!("input is not a ToolCall: {e}"))?;
+    let value = toolgate_core::input::parse_json(text.as_bytes()).map_err(|e| anyhow!("{e}"))?;
+    let id = value.get("id").cloned();
+    let call = toolgate_core::input::tool_call(value).map_err(|e| anyhow!("{e}"))?;
     Ok((call, id))
 }
 

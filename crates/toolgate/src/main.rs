@@ -6,6 +6,7 @@ mod approvals_cmd;
 mod audit_cmd;
 mod check;
 mod policy_cmd;
+mod serve_cmd;
 mod state;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Decide tool calls: one ToolCall JSON on stdin, one Decision JSON on stdout.
     Check(check::CheckArgs),
+    /// Run the daemon: HTTP API, live control UI, metrics.
+    Serve(serve_cmd::ServeArgs),
     /// List, show, approve and deny pending approvals.
     Approvals {
         #[command(subcommand)]
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),
+        Command::Serve(args) => serve_cmd::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Policy { command } => policy_cmd::run(command),

@@ -124,6 +124,54 @@ impl SqliteStore {
         }
     }
 
+    /// Runs an audit query with one bound number in a read snapshot,
+    /// visiting rows until `visit` says stop; returns the head in the same
+    /// snapshot.
+    fn scan(
+        &self,
+        sql: &str,
+        bound: u64,
+        visit: &mut dyn FnMut(AuditRow) -> bool,
+    ) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        self.with_reader(|conn| {
+            if !conn.is_autocommit() {
+                conn.execute_batch("ROLLBACK").map_err(self.err())?;
+            }
+            conn.execute_batch("BEGIN").map_err(self.err())?;
+            let result = (|| {
+                let head = read_head(conn)?;
+                let mut stmt = conn.prepare_cached(sql)?;
+                let mut rows = stmt.query(params![bound as i64])?;
+                while let Some(r) = rows.next()? {
+                    let seq: i64 = r.get(0)?;
+                    let hash_ref = r.get_ref(1)?;
+                    let mut hash = [0u8; 32];
+                    // A hash of the wrong size or type is left zeroed: it can
+                    // never verify, so the break is reported at this seq.
+                    if let Ok(b) = hash_ref.as_blob()
+                        && b.len() == 32
+                    {
+                        hash.copy_from_slice(b);
+                    }
+                    let entry = match r.get_ref(2)?.as_str() {
+                        Ok(s) => s.to_string(),
+                        Err(_) => String::new(),
+                    };
+                    if !visit(AuditRow {
+                        seq: seq as u64,
+                        hash,
+                        entry,
+                    }) {
+                        break;
+                    }
+                }
+                Ok(head)
+            })();
+            let _ = conn.execute_batch("COMMIT");
+            result.map_err(self.err())
+        })
+    }
+
     /// Runs `f` on the reader connection, opening it the first time.
     fn with_reader<R>(
         &self,
@@ -244,45 +292,25 @@ impl Store for SqliteStore {
         from: u64,
         visit: &mut dyn FnMut(AuditRow) -> bool,
     ) -> Result<Option<(u64, [u8; 32])>, StoreError> {
-        self.with_reader(|conn| {
-            if !conn.is_autocommit() {
-                conn.execute_batch("ROLLBACK").map_err(self.err())?;
-            }
-            conn.execute_batch("BEGIN").map_err(self.err())?;
-            let result = (|| {
-                let head = read_head(conn)?;
-                let mut stmt = conn.prepare_cached(
-                    "SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq",
-                )?;
-                let mut rows = stmt.query(params![from as i64])?;
-                while let Some(r) = rows.next()? {
-                    let seq: i64 = r.get(0)?;
-                    let hash_ref = r.get_ref(1)?;
-                    let mut hash = [0u8; 32];
-                    // A hash of the wrong size or type is left zeroed: it can
-                    // never verify, so the break is reported at this seq.
-                    if let Ok(b) = hash_ref.as_blob()
-                        && b.len() == 32
-                    {
-                        hash.copy_from_slice(b);
-                    }
-                    let entry = match r.get_ref(2)?.as_str() {
-                        Ok(s) => s.to_string(),
-                        Err(_) => String::new(),
-                    };
-                    if !visit(AuditRow {
-                        seq: seq as u64,
-                        hash,
-                        entry,
-                    }) {
-                        break;
-                    }
-                }
-                Ok(head)
-            })();
-            let _ = conn.execute_batch("COMMIT");
-            result.map_err(self.err())
-        })
+        self.scan(
+            "SELECT seq, hash, entry FROM audit WHERE seq >= ?1 ORDER BY seq",
+            from,
+            visit,
+        )
+    }
+
+    fn scan_audit_back(
+        &self,
+        before: u64,
+        visit: &mut dyn FnMut(AuditRow) -> bool,
+    ) -> Result<(), StoreError> {
+        let before = before.min(i64::MAX as u64);
+        self.scan(
+            "SELECT seq, hash, entry FROM audit WHERE seq < ?1 ORDER BY seq DESC",
+            before,
+            visit,
+        )
+        .map(|_| ())
     }
 
     fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError> {

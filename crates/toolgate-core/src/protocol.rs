@@ -1,0 +1,107 @@
+//! The protocol text: a short, fixed-shape briefing for the agent's prompt
+//! (seed 002's layer 3) so it knows how toolgate answers before it is
+//! stopped, and does not try to talk or rephrase its way around a block.
+
+use crate::model::{BLOCK_PREFIX, ESCALATE_PREFIX};
+use crate::policy::{Policy, RuleList};
+
+/// Most rules quoted from each list: the text stays short (well under 500
+/// tokens) however long the policy is.
+const MAX_RULES_QUOTED: usize = 8;
+
+/// The briefing for `policy`: how blocks and escalations look, what to do
+/// with each, and the policy's own deny and ask rules (the first few).
+pub fn protocol_text(policy: &Policy) -> String {
+    let a = policy.approvals();
+    let mut out = String::new();
+    out.push_str("toolgate checks every tool call before it runs.\n");
+    out.push_str(&format!(
+        "- A result starting `{BLOCK_PREFIX}|` means the call was blocked and no approval \
+         can make it run. Do not retry it, rephrase it, split it up or run it another way; \
+         tell the user what you wanted to do and why it was blocked.\n"
+    ));
+    out.push_str(&format!(
+        "- A result starting `{ESCALATE_PREFIX}|<id>|` means the call needs a person's approval. \
+         Tell the user the id and what the call does. Once they approve it, retry exactly \
+         the same call (same parameters) within {}; any change needs a new approval. \
+         Pending requests expire after {}.\n",
+        humanize(a.approval_window.as_secs()),
+        humanize(a.pending_ttl.as_secs())
+    ));
+    if a.relay {
+        out.push_str(
+            "- If the user approves in this conversation, call `toolgate_approve` with \
+             {\"id\": \"<id>\"}, then retry the call. Never approve on your own initiative; \
+             high-risk (R4) calls cannot be relayed.\n",
+        );
+    } else {
+        out.push_str(
+            "- You cannot approve calls yourself: approvals come from an operator \
+             (toolgate's control UI or `toolgate approvals approve <id>`).\n",
+        );
+    }
+    out.push_str("- Never edit toolgate's policy, data directory or hooks.\n");
+    for (list, title) in [
+        (RuleList::Deny, "Always blocked"),
+        (RuleList::Ask, "Needs approval"),
+    ] {
+        let rules = policy.rules(list);
+        if rules.is_empty() {
+            continue;
+        }
+        let mut quoted: Vec<&str> = rules
+            .iter()
+            .take(MAX_RULES_QUOTED)
+            .map(|r| r.text())
+            .collect();
+        if rules.len() > MAX_RULES_QUOTED {
+            quoted.push("…");
+        }
+        out.push_str(&format!("{title}: {}\n", quoted.join(", ")));
+    }
+    out
+}
+
+fn humanize(secs: u64) -> String {
+    match secs {
+        s if s % 3600 == 0 && s > 0 => format!("{} h", s / 3600),
+        s if s % 60 == 0 && s > 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn it_explains_both_answers_and_quotes_the_rules() {
+        let p = Policy::from_toml_str(
+            "[rules]\ndeny = [\"exec(rm -rf /)\"]\nask = [\"exec(git push:*)\"]\n",
+            "t",
+        )
+        .unwrap();
+        let t = protocol_text(&p);
+        assert!(t.contains("TOOLGATE_BLOCK|"));
+        assert!(t.contains("TOOLGATE_ESCALATE|<id>|"));
+        assert!(t.contains("exec(rm -rf /)"));
+        assert!(t.contains("exec(git push:*)"));
+        assert!(t.contains("30 s") && t.contains("5 min"), "{t}");
+        assert!(t.contains("cannot approve"));
+    }
+
+    #[test]
+    fn it_stays_short_however_long_the_policy() {
+        let deny: Vec<String> = (0..200).map(|i| format!("\"exec(tool{i}:*)\"")).collect();
+        let src = format!(
+            "[rules]\ndeny = [{}]\n[approvals]\nrelay = true\n",
+            deny.join(",")
+        );
+        let p = Policy::from_toml_str(&src, "t").unwrap();
+        let t = protocol_text(&p);
+        // ~4 characters per token: 500 tokens is about 2,000 characters.
+        assert!(t.len() < 2000, "{} chars", t.len());
+        assert!(t.contains("toolgate_approve"));
+        assert!(t.contains('…'));
+    }
+}

@@ -1,0 +1,200 @@
+//! `POST /v1/check`: a ToolCall in, a Decision out; with `?wait=`, an
+//! escalation is held open until an operator resolves it.
+
+use crate::api::{query, read_json};
+use crate::app::App;
+use crate::auth::Role;
+use crate::error::ApiError;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast::error::RecvError;
+use toolgate_core::approval::{ApprovalId, ApprovalState};
+use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
+use toolgate_core::normalize::kind_of;
+use toolgate_core::time::rfc3339_ms;
+
+/// Longest `?wait=` honoured.
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
+/// How often a waiter re-reads the approval in case an event was missed.
+const RECHECK_EVERY: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Deserialize)]
+struct CheckQuery {
+    wait: Option<String>,
+}
+
+/// `POST /v1/check[?wait=30s]` (agent).
+pub async fn check(
+    State(app): State<Arc<App>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Decision>, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Agent)?;
+    let q: CheckQuery = query(&uri)?;
+    let wait = q.wait.as_deref().map(parse_wait).transpose()?;
+    let value = read_json(&headers, body, false).await?;
+    let call =
+        toolgate_core::input::tool_call(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let decision = decide(&app, call.clone()).await?;
+    match (wait, decision.decision, &decision.approval) {
+        (Some(wait), Verdict::Escalate, Some(a)) => {
+            let id = ApprovalId::parse(&a.id).map_err(|e| ApiError::internal(e.to_string()))?;
+            Ok(Json(wait_for(&app, call, decision, id, wait).await?))
+        }
+        _ => Ok(Json(decision)),
+    }
+}
+
+fn parse_wait(text: &str) -> Result<Duration, ApiError> {
+    let d = humantime::parse_duration(text.trim()).map_err(|e| {
+        ApiError::bad_request(format!(
+            "bad wait {text:?} ({e}): give a duration such as 30s or 2m"
+        ))
+    })?;
+    if d > MAX_WAIT {
+        return Err(ApiError::bad_request(format!(
+            "wait {text} is longer than the most allowed ({}s)",
+            MAX_WAIT.as_secs()
+        )));
+    }
+    Ok(d)
+}
+
+/// Decides one call through the group-commit worker and counts it.
+pub async fn decide(app: &App, call: ToolCall) -> Result<Decision, ApiError> {
+    let start = Instant::now();
+    let tool = kind_of(&call.tool).as_str();
+    let d = app.checker.check(call).await?;
+    let took = start.elapsed();
+    app.stats.record(
+        app.clock.now_ms().div_euclid(1000),
+        d.decision,
+        took.as_micros() as u64,
+    );
+    metrics::counter!(
+        "toolgate_checks_total",
+        "decision" => d.decision.as_str(),
+        "risk" => d.risk.as_str(),
+        "layer" => d.layer.as_str(),
+        "tool" => tool,
+    )
+    .increment(1);
+    metrics::histogram!("toolgate_check_duration_seconds").record(took.as_secs_f64());
+    Ok(d)
+}
+
+/// What a waiter learned about its approval.
+enum Outcome {
+    /// Approved or denied: re-check the call, which consumes or refuses it.
+    Resolved,
+    /// It can no longer be approved (expired, or used by another retry).
+    Gone(&'static str),
+    /// The wait ran out.
+    TimedOut,
+}
+
+async fn wait_for(
+    app: &Arc<App>,
+    call: ToolCall,
+    escalated: Decision,
+    id: ApprovalId,
+    wait: Duration,
+) -> Result<Decision, ApiError> {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut events = app.events.subscribe();
+    let id_text = id.to_string();
+    // The approval may have been resolved before we subscribed.
+    let mut outcome = current(app, id).await?;
+    while outcome.is_none() {
+        let recheck = tokio::time::sleep(RECHECK_EVERY);
+        tokio::select! {
+            ev = events.recv() => match ev {
+                Ok(e) => {
+                    if let Some((eid, name)) = &e.approval
+                        && *eid == id_text
+                    {
+                        outcome = match name.as_str() {
+                            "approved" | "denied" => Some(Outcome::Resolved),
+                            "expired" => Some(Outcome::Gone("expired")),
+                            "consumed" => Some(Outcome::Gone("consumed")),
+                            _ => None,
+                        };
+                    }
+                }
+                Err(RecvError::Lagged(_)) => outcome = current(app, id).await?,
+                Err(RecvError::Closed) => return Err(ApiError::unavailable("toolgate is shutting down")),
+            },
+            _ = recheck => outcome = current(app, id).await?,
+            _ = tokio::time::sleep_until(deadline) => outcome = Some(Outcome::TimedOut),
+        }
+    }
+    let waited_ms = started.elapsed().as_millis() as i64;
+    let (why, label) = match outcome {
+        Some(Outcome::Resolved) => return decide(app, call).await,
+        Some(Outcome::Gone(what)) => (
+            format!("approval {id} was {what} while this call waited; retry the call to ask again"),
+            what,
+        ),
+        Some(Outcome::TimedOut) | None => (
+            format!(
+                "no operator resolved approval {id} within {}; it stays pending until {}: \
+                 retry the exact call once it is approved",
+                humantime::format_duration(Duration::from_secs(wait.as_secs())),
+                escalated
+                    .approval
+                    .as_ref()
+                    .map(|a| a.expires_at.clone())
+                    .unwrap_or_else(|| rfc3339_ms(app.clock.now_ms()))
+            ),
+            "timeout",
+        ),
+    };
+    let d = Decision::new(
+        Verdict::Block,
+        escalated.risk,
+        escalated.score,
+        Layer::Approval,
+        &why,
+    );
+    let gate = app.gate.load_full();
+    let recorded =
+        tokio::task::spawn_blocking(move || gate.record_wait_end(&call, &id, label, waited_ms, d))
+            .await
+            .map_err(|_| ApiError::internal("recording the end of the wait failed"))??;
+    app.committed.notify_one();
+    Ok(recorded)
+}
+
+/// Reads the approval's state from the store.
+async fn current(app: &App, id: ApprovalId) -> Result<Option<Outcome>, ApiError> {
+    let (store, clock) = (app.store.clone(), app.clock.clone());
+    let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
+        .await
+        .map_err(|_| ApiError::internal("reading the approval failed"))??;
+    Ok(match view.approval.state {
+        ApprovalState::Pending => None,
+        ApprovalState::Approved | ApprovalState::Denied => Some(Outcome::Resolved),
+        ApprovalState::Expired => Some(Outcome::Gone("expired")),
+        ApprovalState::Consumed => Some(Outcome::Gone("consumed")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_parse_and_are_bounded() {
+        assert_eq!(parse_wait("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_wait("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_wait("forever").unwrap_err().code, "bad_request");
+        assert!(parse_wait("11m").unwrap_err().message.contains("longer"));
+    }
+}

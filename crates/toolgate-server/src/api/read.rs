@@ -1,0 +1,116 @@
+//! Read-only endpoints: decisions, state, audit verification, protocol
+//! text and metrics.
+
+use crate::api::query;
+use crate::app::App;
+use crate::auth::Role;
+use crate::error::ApiError;
+use crate::records::{DecisionFilter, decisions as read_decisions};
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri, header};
+use axum::response::IntoResponse;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolgate_core::hex::hex;
+use toolgate_core::time::rfc3339_ms;
+
+#[derive(Debug, Deserialize)]
+struct DecisionsQuery {
+    #[serde(flatten)]
+    filter: DecisionFilter,
+    before: Option<u64>,
+    limit: Option<usize>,
+}
+
+/// `GET /v1/decisions` (operator).
+pub async fn decisions(
+    State(app): State<Arc<App>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Operator)?;
+    let q: DecisionsQuery = query(&uri)?;
+    let limit = q.limit.unwrap_or(50).clamp(1, 500);
+    let before = q.before.unwrap_or(u64::MAX);
+    let store = app.store.clone();
+    let page =
+        tokio::task::spawn_blocking(move || read_decisions(&*store, &q.filter, before, limit))
+            .await
+            .map_err(|_| ApiError::internal("reading decisions failed"))??;
+    Ok(Json(
+        json!({"decisions": page.decisions, "next_before": page.next_before}),
+    ))
+}
+
+/// `GET /v1/state` (operator).
+pub async fn state(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Operator)?;
+    let now = app.clock.now_ms();
+    let [allow, block, escalate] = app.stats.totals();
+    let (length, head_hash) = app
+        .audit_head
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "started": rfc3339_ms(app.started_ms),
+        "uptime_s": (now - app.started_ms).max(0) / 1000,
+        "listen": app.listen,
+        "store": app.store.location(),
+        "policy": app.policy_status(),
+        "audit": {"length": length, "head_hash": head_hash},
+        "pending_approvals": app.pending(),
+        "totals": {"allow": allow, "block": block, "escalate": escalate},
+        "series": app.stats.series(),
+    })))
+}
+
+/// `GET /v1/audit/verify` (operator): walks the whole chain.
+pub async fn verify(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Operator)?;
+    let store = app.store.clone();
+    let result = tokio::task::spawn_blocking(move || toolgate_store::verify(&*store))
+        .await
+        .map_err(|_| ApiError::internal("verifying the audit log failed"))?;
+    Ok(Json(match result {
+        Ok(v) => json!({
+            "ok": true,
+            "entries": v.entries,
+            "head_seq": v.head_seq,
+            "head_hash": hex(&v.head_hash),
+        }),
+        Err(toolgate_store::StoreError::Chain(b)) => {
+            json!({"ok": false, "seq": b.seq, "why": b.why})
+        }
+        Err(e) => return Err(e.into()),
+    }))
+}
+
+/// `GET /v1/protocol` (agent): the rules text for the agent's prompt.
+pub async fn protocol(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Agent)?;
+    let text = toolgate_core::protocol::protocol_text(app.gate.load().engine().policy());
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
+}
+
+/// `GET /metrics` (operator): Prometheus text.
+pub async fn metrics(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    app.tokens.authorize(&headers, None, Role::Operator)?;
+    let text = crate::metrics::render();
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
+}

@@ -1,0 +1,121 @@
+//! The daemon's shared state, handed to every handler.
+
+use crate::auth::Tokens;
+use crate::checker::Checker;
+use crate::stats::Stats;
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, broadcast};
+use toolgate_core::engine::Engine;
+use toolgate_core::paths::Env;
+use toolgate_store::{Clock, Gate, Store};
+
+/// Loads the policy the daemon decides with, running its `[[test]]` cases;
+/// the error says what is wrong with it.
+pub type PolicyLoader = Arc<dyn Fn() -> Result<Engine, String> + Send + Sync>;
+
+/// Where the policy comes from and how to reload it.
+#[derive(Clone)]
+pub struct PolicySource {
+    /// Loads it (again).
+    pub loader: PolicyLoader,
+    /// The file to watch for changes, if there is one (the built-in default
+    /// has none).
+    pub watch: Option<std::path::PathBuf>,
+}
+
+/// One live event, as sent on `/ws`, with what waiters need to filter it.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// The JSON text sent to WebSocket clients.
+    pub text: Arc<str>,
+    /// For approval events: the approval id and the event name
+    /// (`approved`, `denied`, …).
+    pub approval: Option<(String, String)>,
+}
+
+/// The policy as loaded, for `/v1/state`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyStatus {
+    /// Where it came from.
+    pub origin: String,
+    /// When the current one was loaded (RFC 3339).
+    pub loaded: String,
+    /// Successful reloads since start.
+    pub reloads: u64,
+    /// Why the last reload was rejected, if it was (cleared by a good one).
+    pub last_error: Option<String>,
+}
+
+/// Everything handlers share.
+pub struct App {
+    /// The gate deciding calls; replaced whole on policy reload.
+    pub gate: Arc<ArcSwap<Gate>>,
+    /// Durable state.
+    pub store: Arc<dyn Store>,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// Calls without a `cwd` are judged here.
+    pub base: Env,
+    /// The two tokens.
+    pub tokens: Tokens,
+    /// Group-committing decider.
+    pub checker: Checker,
+    /// Woken after every commit so live events go out at once.
+    pub committed: Arc<Notify>,
+    /// Live events.
+    pub events: broadcast::Sender<Event>,
+    /// Per-second counts and latency.
+    pub stats: Stats,
+    /// The policy and its reloads.
+    pub policy: Mutex<PolicyStatus>,
+    /// How to reload the policy.
+    pub source: PolicySource,
+    /// Open approvals, as last counted.
+    pub pending: AtomicU64,
+    /// The audit chain's length and head, as last seen.
+    pub audit_head: Mutex<(u64, String)>,
+    /// When the daemon started (Unix ms).
+    pub started_ms: i64,
+    /// The address it listens on.
+    pub listen: String,
+}
+
+impl App {
+    /// Sends an event to every WebSocket client and waiter (none listening
+    /// is fine).
+    pub fn publish(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Swaps in a newly loaded engine; the next batch decides with it.
+    pub fn install(&self, engine: Engine) {
+        let gate = Gate::new(
+            Arc::new(engine),
+            self.store.clone(),
+            self.clock.clone(),
+            self.base.clone(),
+        );
+        self.gate.store(Arc::new(gate));
+    }
+
+    /// Open approvals, as last counted.
+    pub fn pending(&self) -> u64 {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    /// The policy status, cloned.
+    pub fn policy_status(&self) -> PolicyStatus {
+        self.policy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Updates the policy status.
+    pub fn set_policy_status(&self, f: impl FnOnce(&mut PolicyStatus)) {
+        f(&mut self.policy.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+}

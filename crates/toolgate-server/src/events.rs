@@ -1,0 +1,162 @@
+//! Background tasks: tailing the audit log into live events and metrics,
+//! expiring approvals on time, and closing the per-second stats buckets.
+
+use crate::app::{App, Event};
+use crate::records::live_event;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use toolgate_core::hex::hex;
+
+/// How often the audit log is read when nothing in this process committed
+/// (votes and checks by other processes show up within this).
+const TAIL_EVERY: Duration = Duration::from_millis(250);
+/// Most rows read per tail pass.
+const TAIL_BATCH: usize = 2_000;
+/// How often due approvals are expired and open ones counted.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// Open approvals counted at most (the gauge saturates there).
+const MAX_COUNTED: usize = 10_000;
+/// Approvals remembered for time-to-decision.
+const REMEMBERED: usize = 10_000;
+
+/// Starts every background task.
+pub fn spawn_all(app: &Arc<App>) {
+    tokio::spawn(tail(app.clone()));
+    tokio::spawn(sweep(app.clone()));
+    tokio::spawn(tick(app.clone()));
+}
+
+async fn tail(app: Arc<App>) {
+    let store = app.store.clone();
+    let mut next = match tokio::task::spawn_blocking(move || store.audit_head()).await {
+        Ok(Ok(h)) => h.map_or(1, |(s, _)| s + 1),
+        _ => 1,
+    };
+    let mut created: HashMap<String, Instant> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = app.committed.notified() => {}
+            _ = tokio::time::sleep(TAIL_EVERY) => {}
+        }
+        let store = app.store.clone();
+        let from = next;
+        let read = tokio::task::spawn_blocking(move || {
+            let mut rows = Vec::new();
+            let head = store.scan_audit(from, &mut |r| {
+                rows.push(r);
+                rows.len() < TAIL_BATCH
+            });
+            head.map(|h| (rows, h))
+        })
+        .await;
+        let (rows, head) = match read {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "cannot read the audit log for live events");
+                continue;
+            }
+            Err(_) => continue,
+        };
+        for row in &rows {
+            next = row.seq + 1;
+            let Ok(entry) = serde_json::from_str::<Value>(&row.entry) else {
+                continue;
+            };
+            count_outcome(&entry, &mut created);
+            if let Some((json, approval)) = live_event(&entry) {
+                app.publish(Event {
+                    text: json.to_string().into(),
+                    approval,
+                });
+            }
+        }
+        if let Some((seq, hash)) = head {
+            metrics::gauge!("toolgate_audit_entries").set(seq as f64);
+            *app.audit_head.lock().unwrap_or_else(|p| p.into_inner()) = (seq, hex(&hash));
+        }
+        if rows.len() >= TAIL_BATCH {
+            // More is waiting: go again without sleeping.
+            app.committed.notify_one();
+        }
+    }
+}
+
+/// Approval outcomes and time from request to decision, from the audit log
+/// (so votes cast by the CLI count too).
+fn count_outcome(entry: &Value, created: &mut HashMap<String, Instant>) {
+    let Some(kind) = entry.get("kind").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(event) = kind.strip_prefix("approval.") else {
+        return;
+    };
+    let Some(id) = entry
+        .get("data")
+        .and_then(|d| d.get("approval"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    match event {
+        "created" => {
+            if created.len() >= REMEMBERED {
+                created.clear();
+            }
+            created.insert(id.to_string(), Instant::now());
+        }
+        "approved" | "denied" | "expired" | "consumed" => {
+            metrics::counter!("toolgate_approval_outcomes_total", "outcome" => event.to_string())
+                .increment(1);
+            if event != "consumed"
+                && let Some(t) = created.remove(id)
+            {
+                metrics::histogram!("toolgate_approval_decision_seconds", "outcome" => event.to_string())
+                    .record(t.elapsed().as_secs_f64());
+            }
+        }
+        _ => {}
+    }
+}
+
+async fn sweep(app: Arc<App>) {
+    loop {
+        tokio::time::sleep(SWEEP_EVERY).await;
+        let (store, clock) = (app.store.clone(), app.clock.clone());
+        let counted = tokio::task::spawn_blocking(move || {
+            toolgate_store::expire_due(&*store, &*clock)?;
+            let mut tx = store.begin()?;
+            // Read-only: dropping the transaction rolls nothing back.
+            tx.approvals(true, MAX_COUNTED).map(|v| v.len())
+        })
+        .await;
+        match counted {
+            Ok(Ok(n)) => {
+                app.pending.store(n as u64, Ordering::Relaxed);
+                metrics::gauge!("toolgate_pending_approvals").set(n as f64);
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot expire or count approvals"),
+            Err(_) => {}
+        }
+        app.committed.notify_one();
+    }
+}
+
+async fn tick(app: Arc<App>) {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        every.tick().await;
+        let now = app.clock.now_ms().div_euclid(1000);
+        for b in app.stats.tick(now) {
+            let mut v = serde_json::to_value(b).unwrap_or(Value::Null);
+            v["type"] = Value::from("stats");
+            app.publish(Event {
+                text: v.to_string().into(),
+                approval: None,
+            });
+        }
+    }
+}

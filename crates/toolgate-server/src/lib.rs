@@ -1,0 +1,225 @@
+//! The toolgate daemon: the HTTP API of DESIGN.md §3 over the decision core
+//! and the store, with agent and operator tokens, group-committed durable
+//! checks, live events on `/ws`, Prometheus metrics, policy hot reload and
+//! the embedded control UI. `docs/http-api.md` is the contract.
+//!
+//! Handlers are thin: they check the token, parse input within limits, and
+//! hand work to the store's [`toolgate_store::Gate`] on blocking threads.
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod checker;
+pub mod error;
+pub mod events;
+pub mod metrics;
+pub mod records;
+pub mod reload;
+pub mod stats;
+pub mod ui;
+pub mod ws;
+
+pub use app::{PolicyLoader, PolicySource};
+pub use auth::{Role, TokenSource, Tokens};
+pub use error::ApiError;
+
+use app::{App, PolicyStatus};
+use arc_swap::ArcSwap;
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use toolgate_core::paths::Env;
+use toolgate_store::{Clock, Gate, Store};
+
+/// How long an ordinary request may take (not `/ws`, not a `?wait=` check).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a daemon needs.
+pub struct ServerConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Durable state.
+    pub store: Arc<dyn Store>,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// The agent and operator tokens.
+    pub tokens: Tokens,
+    /// The policy and how to reload it.
+    pub policy: PolicySource,
+    /// Calls without a `cwd` are judged here.
+    pub base: Env,
+}
+
+/// A bound, not yet running daemon.
+pub struct Server {
+    app: Arc<App>,
+    listener: TcpListener,
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The address could not be bound.
+    #[error(
+        "cannot listen on {addr}: {source} (is another toolgate running? pick another --listen)"
+    )]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The policy did not load.
+    #[error("{0}")]
+    Policy(String),
+    /// A thread could not be started.
+    #[error("cannot start a worker thread: {0}")]
+    Thread(std::io::Error),
+}
+
+impl Server {
+    /// Loads the policy and binds the address; nothing is served until
+    /// [`Server::run`]. Call inside a Tokio runtime.
+    pub async fn bind(config: ServerConfig) -> Result<Server, StartError> {
+        let loader = config.policy.loader.clone();
+        let engine = tokio::task::spawn_blocking(move || loader())
+            .await
+            .unwrap_or_else(|_| Err("loading the policy panicked".into()))
+            .map_err(StartError::Policy)?;
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let listen = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| config.listen.to_string());
+        crate::metrics::install();
+        let origin = engine.policy().origin().to_string();
+        let gate = Arc::new(ArcSwap::from_pointee(Gate::new(
+            Arc::new(engine),
+            config.store.clone(),
+            config.clock.clone(),
+            config.base.clone(),
+        )));
+        let committed = Arc::new(tokio::sync::Notify::new());
+        let checker =
+            checker::Checker::start(gate.clone(), committed.clone()).map_err(StartError::Thread)?;
+        let now = config.clock.now_ms();
+        let app = Arc::new(App {
+            gate,
+            store: config.store,
+            clock: config.clock,
+            base: config.base,
+            tokens: config.tokens,
+            checker,
+            committed,
+            events: tokio::sync::broadcast::channel(4096).0,
+            stats: stats::Stats::default(),
+            policy: Mutex::new(PolicyStatus {
+                origin,
+                loaded: toolgate_core::time::rfc3339_ms(now),
+                reloads: 0,
+                last_error: None,
+            }),
+            source: config.policy,
+            pending: AtomicU64::new(0),
+            audit_head: Mutex::new((0, String::new())),
+            started_ms: now,
+            listen,
+        });
+        Ok(Server { app, listener })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and lets
+    /// requests in flight finish.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let origin = self.app.policy_status().origin;
+        reload::record(&self.app, "loaded", &origin, None, "start").await;
+        events::spawn_all(&self.app);
+        let _watcher = reload::start(&self.app);
+        let router = router(self.app.clone());
+        axum::serve(
+            self.listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown)
+        .await
+    }
+}
+
+/// Every route, with the timeout and the JSON fallbacks.
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(ui::index))
+        .route("/app.js", get(ui::app_js))
+        .route("/app.css", get(ui::app_css))
+        .route("/v1/check", post(api::check::check))
+        .route("/v1/approvals", get(api::approvals::list))
+        .route("/v1/approvals/{id}", get(api::approvals::show))
+        .route("/v1/approvals/{id}/approve", post(api::approvals::approve))
+        .route("/v1/approvals/{id}/deny", post(api::approvals::deny))
+        .route("/v1/decisions", get(api::read::decisions))
+        .route("/v1/state", get(api::read::state))
+        .route("/v1/audit/verify", get(api::read::verify))
+        .route("/v1/protocol", get(api::read::protocol))
+        .route("/v1/hooks/claude-code", post(api::hooks::claude_code))
+        .route("/ws", get(ws::ws))
+        .route("/metrics", get(api::read::metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(timeout))
+        .with_state(app)
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!(
+        "no endpoint {}: see docs/http-api.md for the API",
+        uri.path()
+    ))
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::method_not_allowed(format!(
+        "{} does not accept {method}: see docs/http-api.md",
+        uri.path()
+    ))
+}
+
+/// Bounds ordinary requests; long polls and WebSockets are exempt.
+async fn timeout(req: Request, next: Next) -> Response {
+    let long = req.uri().path() == "/ws"
+        || (req.uri().path() == "/v1/check"
+            && req.uri().query().is_some_and(|q| q.contains("wait=")));
+    if long {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::timeout(format!(
+            "the request took longer than {}s",
+            REQUEST_TIMEOUT.as_secs()
+        ))
+        .into_response(),
+    }
+}

@@ -1,0 +1,85 @@
+//! Prometheus metrics. One recorder per process (the `metrics` facade is
+//! global), installed on first use and shared by every server in it.
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Latency buckets for checks, in seconds: fine-grained below a
+/// millisecond, where the bar is.
+const CHECK_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.1, 1.0,
+];
+/// Time-to-decision buckets for approvals, in seconds.
+const APPROVAL_BUCKETS: &[f64] = &[1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 900.0, 3600.0];
+
+/// Installs the recorder (once per process) and describes the metrics.
+pub fn install() {
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("toolgate_check_duration_seconds".into()),
+                CHECK_BUCKETS,
+            )
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("toolgate_approval_decision_seconds".into()),
+                    APPROVAL_BUCKETS,
+                )
+            });
+        let handle = match builder.map(|b| b.install_recorder()) {
+            Ok(Ok(h)) => Some(h),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "metrics are off: cannot install the recorder");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "metrics are off: bad bucket configuration");
+                None
+            }
+        };
+        describe();
+        handle
+    });
+}
+
+fn describe() {
+    metrics::describe_counter!(
+        "toolgate_checks_total",
+        "Checks answered, by decision, risk class, deciding layer and tool kind."
+    );
+    metrics::describe_histogram!(
+        "toolgate_check_duration_seconds",
+        metrics::Unit::Seconds,
+        "Time to answer POST /v1/check inside the daemon, including the durable commit."
+    );
+    metrics::describe_gauge!(
+        "toolgate_pending_approvals",
+        "Open approvals (pending or approved, not yet used)."
+    );
+    metrics::describe_counter!(
+        "toolgate_approval_outcomes_total",
+        "Approvals by how they ended: approved, denied, expired, consumed."
+    );
+    metrics::describe_histogram!(
+        "toolgate_approval_decision_seconds",
+        metrics::Unit::Seconds,
+        "Time from an approval request to its approval or denial."
+    );
+    metrics::describe_gauge!("toolgate_audit_entries", "Entries in the audit chain.");
+    metrics::describe_counter!(
+        "toolgate_policy_reloads_total",
+        "Policy reloads by result: loaded or rejected."
+    );
+}
+
+/// The current metrics in Prometheus text format.
+pub fn render() -> String {
+    install();
+    match HANDLE.get() {
+        Some(Some(h)) => h.render(),
+        _ => "# metrics recorder unavailable (another recorder is installed in this process)\n"
+            .to_string(),
+    }
+}

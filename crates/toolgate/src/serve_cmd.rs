@@ -1,0 +1,130 @@
+//! `toolgate serve`: the daemon.
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use toolgate_server::{PolicySource, Server, ServerConfig, TokenSource, Tokens};
+use toolgate_store::{Store, SystemClock};
+
+use crate::check::{base_env, load_engine};
+use crate::state::DataDirArgs;
+
+/// Arguments of `toolgate serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Policy file (TOML), reloaded when it changes or on SIGHUP; the
+    /// built-in default policy when absent.
+    #[arg(long, env = "TOOLGATE_POLICY")]
+    policy: Option<PathBuf>,
+    /// Address to listen on. Anything but loopback exposes the API to the
+    /// network over plain HTTP: put TLS in front of it.
+    #[arg(long, default_value = "127.0.0.1:7878", env = "TOOLGATE_LISTEN")]
+    listen: SocketAddr,
+}
+
+pub fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
+    init_logs();
+    match serve(args, data) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolgate serve: {}", format!("{e:#}").replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
+    let (dir, _) = data.resolve();
+    let store = crate::state::open_store(&dir)?;
+    let tokens = Tokens::load(
+        &dir,
+        std::env::var("TOOLGATE_AGENT_TOKEN").ok(),
+        std::env::var("TOOLGATE_OPERATOR_TOKEN").ok(),
+    )
+    .context("cannot set up the API tokens")?;
+    let policy_path = args.policy.clone();
+    let loader =
+        Arc::new(move || load_engine(policy_path.as_deref()).map_err(|e| format!("{e:#}")));
+    let config = ServerConfig {
+        listen: args.listen,
+        store: store.clone(),
+        clock: Arc::new(SystemClock),
+        tokens: tokens.clone(),
+        policy: PolicySource {
+            loader,
+            watch: args.policy.clone(),
+        },
+        base: base_env(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("toolgate-http")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::bind(config).await.map_err(|e| anyhow!("{e}"))?;
+        let addr = server.local_addr()?;
+        announce(&addr, &tokens, &store.location(), args.policy.as_deref());
+        server.run(shutdown_signal()).await?;
+        eprintln!("toolgate serve: stopped");
+        Ok(())
+    })
+}
+
+fn announce(addr: &SocketAddr, tokens: &Tokens, store: &str, policy: Option<&std::path::Path>) {
+    let where_ = |s: &TokenSource| match s {
+        TokenSource::Env(v) => format!("from ${v}"),
+        TokenSource::File(p) => p.display().to_string(),
+    };
+    eprintln!("toolgate serve: listening on http://{addr}");
+    eprintln!("  control UI     http://{addr}/  (sign in with the operator token)");
+    eprintln!("  agent token    {}", where_(&tokens.agent_source));
+    eprintln!("  operator token {}", where_(&tokens.operator_source));
+    eprintln!("  state          {store}");
+    match policy {
+        Some(p) => eprintln!(
+            "  policy         {} (reloads on change and SIGHUP)",
+            p.display()
+        ),
+        None => eprintln!("  policy         built-in default (pass --policy FILE to use your own)"),
+    }
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "  warning: {addr} is reachable from the network and tokens travel in plain HTTP; \
+             put a TLS proxy in front or listen on 127.0.0.1"
+        );
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

@@ -8,10 +8,14 @@ pub mod audit;
 pub mod catalogue;
 pub mod engine;
 pub mod hex;
+/// Hook protocols of Claude Code, Codex, Gemini CLI and Cursor ↔ [`model::ToolCall`] / [`model::Decision`].
+pub mod hooks;
+pub mod input;
 pub mod model;
 pub mod normalize;
 pub mod paths;
 pub mod policy;
+pub mod protocol;
 pub mod redact;
 pub mod shell;
 pub mod time;

@@ -1,0 +1,401 @@
+//! Shared fixtures, the [`Runtime`] dispatch, and properties over every
+//! runtime: `to_call` never panics, and no reply lets a blocked or escalated
+//! call (or a toolgate failure) run.
+
+use super::*;
+use crate::model::{ApprovalRef, Layer, RiskClass, Verdict};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+/// The approval id the escalation fixture carries.
+pub(crate) const APPROVAL_ID: &str = "ap_0123456789abcdef";
+
+/// An allow with no rewrite and no context.
+pub(crate) fn allow() -> Decision {
+    Decision::new(
+        Verdict::Allow,
+        RiskClass::R0,
+        1,
+        Layer::Exec,
+        "ls is read-only",
+    )
+}
+
+/// A hard block with its protocol line.
+pub(crate) fn block() -> Decision {
+    Decision::new(
+        Verdict::Block,
+        RiskClass::R4,
+        100,
+        Layer::Exec,
+        "rm -rf / deletes the filesystem",
+    )
+}
+
+/// An escalation with a pending approval ([`APPROVAL_ID`]).
+pub(crate) fn escalate() -> Decision {
+    let mut d = Decision::new(
+        Verdict::Escalate,
+        RiskClass::R3,
+        48,
+        Layer::Policy,
+        "git push changes a remote",
+    );
+    d.block_reason = Decision::protocol_line(Verdict::Escalate, Some(APPROVAL_ID), &d.reason);
+    d.approval = Some(ApprovalRef {
+        id: APPROVAL_ID.into(),
+        expires_at: "2026-11-01T00:05:00Z".into(),
+        min_approvals: 1,
+        approve_url: None,
+    });
+    d
+}
+
+/// True when `reply` certainly keeps the call from running now. Claude
+/// Code's `ask` counts: it runs only if the person at the prompt says yes.
+pub(crate) fn stops(runtime: Runtime, reply: &Value) -> bool {
+    let out = &reply["hookSpecificOutput"];
+    match runtime {
+        Runtime::ClaudeCode => matches!(
+            out["permissionDecision"].as_str(),
+            Some("deny") | Some("ask")
+        ),
+        Runtime::Codex => {
+            out["permissionDecision"] == "deny"
+                && out["permissionDecisionReason"]
+                    .as_str()
+                    .is_some_and(|r| !r.trim().is_empty())
+        }
+        Runtime::Gemini => reply["decision"] == "deny",
+        Runtime::Cursor => reply["permission"] == "deny",
+    }
+}
+
+/// The fields Codex's `PreToolUseHookSpecificOutputWire` accepts.
+const CODEX_FIELDS: [&str; 5] = [
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "updatedInput",
+    "additionalContext",
+];
+
+/// Checks a reply against the rules of Codex's output parser; a reply it
+/// rejects would let the call go on.
+pub(crate) fn codex_accepts(v: &Value) -> Result<(), String> {
+    let top = v.as_object().ok_or("not an object")?;
+    if top.keys().any(|k| k != "hookSpecificOutput") {
+        return Err(format!("unknown top-level field in {v}"));
+    }
+    let Some(out) = top.get("hookSpecificOutput") else {
+        return Ok(());
+    };
+    let out = out.as_object().ok_or("hookSpecificOutput not an object")?;
+    if out.keys().any(|k| !CODEX_FIELDS.contains(&k.as_str())) {
+        return Err(format!("unknown field in {v}"));
+    }
+    if out.get("hookEventName") != Some(&json!("PreToolUse")) {
+        return Err(format!("hookEventName missing in {v}"));
+    }
+    let reason = out.get("permissionDecisionReason");
+    let ok = match out.get("permissionDecision").and_then(Value::as_str) {
+        Some("allow") => out.contains_key("updatedInput"),
+        Some("deny") => reason
+            .and_then(Value::as_str)
+            .is_some_and(|r| !r.trim().is_empty()),
+        Some(_) => false,
+        None => reason.is_none() && !out.contains_key("updatedInput"),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("Codex rejects {v}"))
+    }
+}
+
+#[test]
+fn runtime_names_parse_and_display() {
+    for r in Runtime::ALL {
+        assert_eq!(Runtime::parse(r.as_str()), Some(r));
+        assert_eq!(
+            Runtime::parse(&format!(" {} ", r.as_str().to_uppercase())),
+            Some(r)
+        );
+        assert_eq!(r.to_string(), r.as_str());
+    }
+    for bad in ["", "claude", "claude_code", "openclaw", "gemini-cli"] {
+        assert_eq!(Runtime::parse(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn runtime_dispatches_to_its_module() {
+    let payload = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}});
+    assert_eq!(
+        Runtime::ClaudeCode.to_call(&payload),
+        claude_code::to_call(&payload)
+    );
+    assert_eq!(Runtime::Codex.to_call(&payload), codex::to_call(&payload));
+    assert_eq!(Runtime::Gemini.to_call(&payload), Ok(None));
+    assert_eq!(Runtime::Cursor.to_call(&payload), Ok(None));
+    for d in [allow(), block(), escalate()] {
+        assert_eq!(Runtime::ClaudeCode.reply(&d), claude_code::reply(&d));
+        assert_eq!(Runtime::Codex.reply(&d), codex::reply(&d));
+        assert_eq!(Runtime::Gemini.reply(&d), gemini::reply(&d));
+        assert_eq!(Runtime::Cursor.reply(&d), cursor::reply(&d));
+    }
+    assert_eq!(Runtime::Cursor.reply_error("x"), cursor::reply_error("x"));
+    assert_eq!(Runtime::Gemini.reply_error("x"), gemini::reply_error("x"));
+}
+
+#[test]
+fn every_runtime_stops_blocks_escalations_and_failures() {
+    for r in Runtime::ALL {
+        assert!(stops(r, &r.reply(&block())), "{r} block");
+        assert!(stops(r, &r.reply(&escalate())), "{r} escalate");
+        assert!(stops(r, &r.reply_error("boom")), "{r} error");
+        assert!(!stops(r, &r.reply(&allow())), "{r} allow");
+        assert_eq!(r.no_opinion(), json!({}));
+    }
+    assert_eq!(
+        claude_code::reply_error("x")["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+}
+
+#[test]
+fn missing_field_errors_say_which_event_to_register() {
+    let err = Runtime::Gemini
+        .to_call(&json!({"tool_input": {}}))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "gemini hook input has no `tool_name`; register `toolgate hook gemini` for BeforeTool only"
+    );
+    let err = Runtime::Cursor.to_call(&json!({})).unwrap_err().to_string();
+    assert!(
+        err.contains("beforeShellExecution, beforeMCPExecution or beforeReadFile"),
+        "{err}"
+    );
+}
+
+/// Hook event names, the judged ones and one that is not.
+const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "BeforeTool",
+    "beforeShellExecution",
+    "beforeMCPExecution",
+    "beforeReadFile",
+    "PostToolUse",
+];
+
+/// Keys and strings hook payloads use, so random payloads reach deep paths.
+const WORDS: &[&str] = &[
+    "hook_event_name",
+    "tool_name",
+    "tool_input",
+    "session_id",
+    "cwd",
+    "tool_use_id",
+    "command",
+    "file_path",
+    "workspace_roots",
+    "conversation_id",
+    "Bash",
+    "mcp__fs__read",
+    "{\"a\":1}",
+    "[1,2]",
+    "",
+    "TOOLGATE_ESCALATE|ap_1|why",
+    "TOOLGATE_ESCALATE||",
+];
+
+fn word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(WORDS).prop_map(str::to_string),
+        prop::sample::select(EVENTS).prop_map(str::to_string),
+        ".{0,12}",
+    ]
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        word().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(word(), inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A field that is usually well formed, sometimes anything, sometimes absent.
+fn field(valid: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Option<Value>> {
+    prop_oneof![
+        8 => valid.prop_map(Some),
+        1 => json_value().prop_map(Some),
+        1 => Just(None),
+    ]
+    .boxed()
+}
+
+fn object() -> impl Strategy<Value = Value> {
+    prop::collection::btree_map(word(), json_value(), 0..4)
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+}
+
+/// Payloads shaped like the runtimes' own, with fields broken at random.
+fn payload() -> impl Strategy<Value = Value> {
+    let text = || word().prop_map(Value::String);
+    let event = prop::sample::select(EVENTS).prop_map(Value::from);
+    let input = prop_oneof![
+        object(),
+        object().prop_map(|o| Value::String(o.to_string()))
+    ];
+    let roots = prop::collection::vec(text(), 0..3).prop_map(Value::Array);
+    let names = [
+        "hook_event_name",
+        "tool_name",
+        "tool_input",
+        "session_id",
+        "cwd",
+        "tool_use_id",
+        "command",
+        "file_path",
+        "workspace_roots",
+        "conversation_id",
+    ];
+    (
+        (
+            field(event),
+            field(text()),
+            field(input),
+            field(text()),
+            field(text()),
+        ),
+        (
+            field(text()),
+            field(text()),
+            field(text()),
+            field(roots),
+            field(text()),
+        ),
+        object(),
+    )
+        .prop_map(move |((a, b, c, d, e), (f, g, h, i, j), extra)| {
+            let mut map = match extra {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            for (name, value) in names.iter().zip([a, b, c, d, e, f, g, h, i, j]) {
+                if let Some(v) = value {
+                    map.insert(name.to_string(), v);
+                }
+            }
+            Value::Object(map)
+        })
+}
+
+fn params() -> impl Strategy<Value = Option<Map<String, Value>>> {
+    prop::option::of(
+        prop::collection::btree_map(word(), json_value(), 0..4)
+            .prop_map(|m| m.into_iter().collect()),
+    )
+}
+
+fn decision() -> impl Strategy<Value = Decision> {
+    let verdict = prop::sample::select(vec![Verdict::Allow, Verdict::Block, Verdict::Escalate]);
+    let approval = prop::option::of((word(), word(), any::<u32>(), prop::option::of(word())))
+        .prop_map(|a| {
+            a.map(|(id, expires_at, min_approvals, approve_url)| ApprovalRef {
+                id,
+                expires_at,
+                min_approvals,
+                approve_url,
+            })
+        });
+    let texts = (word(), prop::option::of(word()), prop::option::of(word()));
+    (verdict, texts, approval, params()).prop_map(
+        |(verdict, (reason, block_reason, context), approval, params)| {
+            let mut d = Decision::new(verdict, RiskClass::R2, 50, Layer::Risk, "x");
+            d.reason = reason;
+            d.block_reason = block_reason;
+            d.context = context;
+            d.approval = approval;
+            d.params = params;
+            d
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn to_call_never_panics_and_errors_name_the_runtime(
+        payload in prop_oneof![json_value(), payload()]
+    ) {
+        for r in Runtime::ALL {
+            match r.to_call(&payload) {
+                Ok(Some(call)) => {
+                    prop_assert!(!call.tool.is_empty());
+                    prop_assert_eq!(call.agent.as_deref(), Some(r.as_str()));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let prefix = format!("{r} hook input");
+                    prop_assert!(e.to_string().starts_with(&prefix));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reply_never_lets_a_block_or_escalation_run(d in decision()) {
+        for r in Runtime::ALL {
+            let v = r.reply(&d);
+            match d.decision {
+                Verdict::Allow => {}
+                Verdict::Block | Verdict::Escalate => prop_assert!(stops(r, &v), "{r}: {v}"),
+            }
+            if d.decision == Verdict::Block && r == Runtime::ClaudeCode {
+                prop_assert_eq!(&v["hookSpecificOutput"]["permissionDecision"], "deny");
+            }
+        }
+        prop_assert!(codex_accepts(&codex::reply(&d)).is_ok(), "{:?}", codex_accepts(&codex::reply(&d)));
+    }
+
+    #[test]
+    fn escalations_name_their_approval_id(id in "[A-Za-z0-9_-]{1,24}", mut d in decision()) {
+        d.decision = Verdict::Escalate;
+        d.approval = Some(ApprovalRef {
+            id: id.clone(),
+            expires_at: "2026-11-01T00:05:00Z".into(),
+            min_approvals: 1,
+            approve_url: None,
+        });
+        let command = format!("toolgate approvals approve {id}");
+        for r in Runtime::ALL {
+            let v = r.reply(&d).to_string();
+            prop_assert!(v.contains(&command), "{r}: {v}");
+        }
+    }
+
+    #[test]
+    fn reply_error_never_allows(message in ".{0,40}") {
+        for r in Runtime::ALL {
+            let v = r.reply_error(&message);
+            prop_assert!(stops(r, &v), "{r}: {v}");
+            prop_assert!(!v.to_string().contains("\"allow\""));
+        }
+        prop_assert!(codex_accepts(&codex::reply_error(&message)).is_ok());
+    }
+}

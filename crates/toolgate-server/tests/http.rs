@@ -1,0 +1,745 @@
+//! The daemon over real HTTP on loopback: every endpoint, with right, wrong
+//! and missing tokens, and with bad input of every kind.
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use toolgate_core::engine::Engine;
+use toolgate_core::paths::Env;
+use toolgate_core::policy::Policy;
+use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
+use toolgate_store::{SqliteStore, SyncMode, SystemClock};
+
+const AGENT: &str = "agent-token-for-tests-0123456789";
+const OPERATOR: &str = "operator-token-for-tests-0123456789";
+const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
+
+struct Daemon {
+    url: String,
+    dir: PathBuf,
+    http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn temp_dir() -> PathBuf {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).unwrap();
+    let d = std::env::temp_dir().join(format!("tg-http-{}", toolgate_core::hex::hex(&b)));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
+    let path = path.to_path_buf();
+    Arc::new(move || {
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        let policy =
+            Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
+        let engine = Engine::new(policy);
+        let failures = engine.run_policy_tests(&Env::new("/home/t", "/home/t/proj"));
+        match failures.first() {
+            Some(f) => Err(format!(
+                "[[test]] {} expected {}, got {}",
+                f.case, f.expected, f.got
+            )),
+            None => Ok(engine),
+        }
+    })
+}
+
+/// Starts a daemon on a free port with `policy` written to a file it watches.
+async fn start(policy: &str) -> Daemon {
+    let dir = temp_dir();
+    let policy_path = dir.join("policy.toml");
+    std::fs::write(&policy_path, policy).unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.join("state"), SyncMode::Normal).unwrap());
+    let config = ServerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        store,
+        clock: Arc::new(SystemClock),
+        tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
+        policy: PolicySource {
+            loader: loader_for(&policy_path),
+            watch: Some(policy_path),
+        },
+        base: Env::new("/home/t", "/home/t/proj"),
+    };
+    let server = Server::bind(config).await.unwrap();
+    let url = format!("http://{}", server.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    Daemon {
+        url,
+        dir,
+        http: reqwest::Client::new(),
+        stop: Some(stop),
+    }
+}
+
+impl Daemon {
+    async fn post(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        body: impl Into<reqwest::Body>,
+    ) -> (StatusCode, Value) {
+        let mut r = self.http.post(format!("{}{path}", self.url)).body(body);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let v = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
+        (status, v)
+    }
+
+    async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
+        let mut r = self.http.get(format!("{}{path}", self.url));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let v = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
+        (status, v)
+    }
+
+    async fn check(&self, call: Value) -> Value {
+        let (s, v) = self.post("/v1/check", Some(AGENT), call.to_string()).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v
+    }
+}
+
+fn exec(cmd: &str) -> Value {
+    json!({"tool": "exec", "params": {"command": cmd}, "session": "s1", "requester": {"id": "alice"}})
+}
+
+fn error_code(v: &Value) -> &str {
+    v["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error code in {v}"))
+}
+
+#[tokio::test]
+async fn check_decides_and_records() {
+    let d = start(DEFAULT_POLICY).await;
+    let v = d.check(exec("ls -la")).await;
+    assert_eq!(v["decision"], "allow");
+    assert!(v["audit_seq"].as_u64().unwrap() > 0);
+    let v = d.check(exec("rm -rf /")).await;
+    assert_eq!(v["decision"], "block");
+    assert!(
+        v["block_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("TOOLGATE_BLOCK|")
+    );
+    let v = d.check(exec("git push origin main")).await;
+    assert_eq!(v["decision"], "escalate");
+    assert_eq!(v["approval"]["id"].as_str().unwrap().len(), 32);
+    // The operator token may check too.
+    let (s, _) = d
+        .post("/v1/check", Some(OPERATOR), exec("ls").to_string())
+        .await;
+    assert_eq!(s, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn tokens_are_required_and_roles_enforced() {
+    let d = start(DEFAULT_POLICY).await;
+    let body = exec("ls").to_string();
+    let (s, v) = d.post("/v1/check", None, body.clone()).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+    let (s, v) = d
+        .post("/v1/check", Some("not-a-token-at-all-xxxxxx"), body.clone())
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+    let (s, _) = d
+        .post("/v1/check", Some(&AGENT[..AGENT.len() - 1]), body)
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    // Operator-only endpoints refuse the agent token and no token.
+    for path in [
+        "/v1/approvals",
+        "/v1/decisions",
+        "/v1/state",
+        "/v1/audit/verify",
+    ] {
+        let (s, v) = d.get(path, Some(AGENT)).await;
+        assert_eq!(
+            (s, error_code(&v)),
+            (StatusCode::FORBIDDEN, "forbidden"),
+            "{path}"
+        );
+        let (s, _) = d.get(path, None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let m = d
+        .http
+        .get(format!("{}/metrics", d.url))
+        .bearer_auth(AGENT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(m.status(), StatusCode::FORBIDDEN);
+    // An agent can never approve or deny, whatever it sends.
+    let id = d.check(exec("git push origin main")).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for verb in ["approve", "deny"] {
+        let (s, v) = d
+            .post(&format!("/v1/approvals/{id}/{verb}"), Some(AGENT), "{}")
+            .await;
+        assert_eq!((s, error_code(&v)), (StatusCode::FORBIDDEN, "forbidden"));
+    }
+    let (_, v) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(v["state"], "pending");
+    assert_eq!(v["votes"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_4xx_and_the_server_keeps_serving() {
+    let d = start(DEFAULT_POLICY).await;
+    let big = format!(
+        r#"{{"tool":"exec","params":{{"command":"{}"}}}}"#,
+        "a".repeat(2 << 20)
+    );
+    let (s, v) = d.post("/v1/check", Some(AGENT), big).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
+    let deep = format!(
+        r#"{{"tool":"exec","params":{{"a":{}1{}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let (s, v) = d.post("/v1/check", Some(AGENT), deep).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    assert!(v["error"]["message"].as_str().unwrap().contains("deeper"));
+    let (s, v) = d
+        .post(
+            "/v1/check",
+            Some(AGENT),
+            b"{\"tool\":\"exec\",\"params\":{\"command\":\"ls \xff\"}}".to_vec(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(v["error"]["message"].as_str().unwrap().contains("UTF-8"));
+    for (body, needle) in [
+        (r#"{"tool": 3}"#, "must be a string"),
+        (r#"{"tool": "exec", "params": "rm -rf /"}"#, "params"),
+        (r#"{"params": {}}"#, "missing \"tool\""),
+        (r#"[1, 2]"#, "JSON object"),
+        (r#"{"tool": "exec", "session": {"a": 1}}"#, "not a ToolCall"),
+        (r#"{"tool": "exec""#, "not valid JSON"),
+        ("", "empty"),
+    ] {
+        let (s, v) = d.post("/v1/check", Some(AGENT), body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains(needle), "{body}: {m}");
+    }
+    let (s, v) = d
+        .post(
+            "/v1/check?wait=forever",
+            Some(AGENT),
+            exec("ls").to_string(),
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (s, v) = d.get("/v1/decisions?limit=lots", Some(OPERATOR)).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (s, v) = d.get("/v1/nothing-here", Some(OPERATOR)).await;
+    assert_eq!((s, error_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    let (s, v) = d.get("/v1/check", Some(AGENT)).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
+    let (s, v) = d.post("/v1/approvals/zz/approve", Some(OPERATOR), "").await;
+    assert_eq!((s, error_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    let (s, v) = d
+        .post(
+            &format!("/v1/approvals/{}/approve", "0".repeat(32)),
+            Some(OPERATOR),
+            "",
+        )
+        .await;
+    assert_eq!((s, error_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+    // Still serving.
+    assert_eq!(d.check(exec("ls")).await["decision"], "allow");
+}
+
+#[tokio::test]
+async fn operators_approve_and_deny_and_the_retry_consumes() {
+    let d = start(DEFAULT_POLICY).await;
+    let call = exec("git push origin main");
+    let id = d.check(call.clone()).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (s, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    assert_eq!(s, StatusCode::OK);
+    let listed = v["approvals"].as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["summary"], "git push origin main");
+    // The requester cannot approve their own call.
+    let (s, v) = d
+        .post(
+            &format!("/v1/approvals/{id}/approve"),
+            Some(OPERATOR),
+            r#"{"as": "alice"}"#,
+        )
+        .await;
+    assert_eq!((s, error_code(&v)), (StatusCode::CONFLICT, "refused"));
+    let (s, v) = d
+        .post(
+            &format!("/v1/approvals/{id}/approve"),
+            Some(OPERATOR),
+            r#"{"as": 5}"#,
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (s, v) = d
+        .post(
+            &format!("/v1/approvals/{id}/approve"),
+            Some(OPERATOR),
+            r#"{"as": "bob", "reason": "release"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["outcome"], "approved");
+    assert_eq!(v["approval"]["state"], "approved");
+    assert_eq!(d.check(call.clone()).await["decision"], "allow");
+    // Used once: the next identical call needs a new approval.
+    let again = d.check(call).await;
+    assert_eq!(again["decision"], "escalate");
+    let id2 = again["approval"]["id"].as_str().unwrap().to_string();
+    assert_ne!(id2, id);
+    let (s, v) = d
+        .post(&format!("/v1/approvals/{id2}/deny"), Some(OPERATOR), "")
+        .await;
+    assert_eq!((s, v["outcome"].as_str()), (StatusCode::OK, Some("denied")));
+    assert_eq!(
+        d.check(exec("git push origin main")).await["decision"],
+        "block"
+    );
+    let (_, all) = d.get("/v1/approvals?all=true", Some(OPERATOR)).await;
+    assert_eq!(all["approvals"].as_array().unwrap().len(), 2);
+    let (_, open) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    assert_eq!(open["approvals"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn a_waiting_check_returns_allow_once_approved() {
+    let d = Arc::new(start(DEFAULT_POLICY).await);
+    let call = exec("git push origin main");
+    let waiter = {
+        let d = d.clone();
+        let call = call.clone();
+        tokio::spawn(async move {
+            d.post("/v1/check?wait=20s", Some(AGENT), call.to_string())
+                .await
+        })
+    };
+    // Find the approval the waiting call created, then approve it.
+    let mut id = None;
+    for _ in 0..100 {
+        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+        if let Some(a) = v["approvals"].as_array().and_then(|a| a.first()) {
+            id = a["id"].as_str().map(str::to_string);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = id.expect("the waiting call created an approval");
+    assert!(!waiter.is_finished());
+    let (s, _) = d
+        .post(&format!("/v1/approvals/{id}/approve"), Some(OPERATOR), "")
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["layer"], "approval");
+}
+
+#[tokio::test]
+async fn a_waiting_check_is_blocked_when_denied_or_when_time_runs_out() {
+    let d = Arc::new(start(DEFAULT_POLICY).await);
+    let (s, v) = d
+        .post(
+            "/v1/check?wait=1s",
+            Some(AGENT),
+            exec("git push origin main").to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["decision"], "block");
+    assert_eq!(v["layer"], "approval");
+    assert!(v["reason"].as_str().unwrap().contains("within 1s"), "{v}");
+    // The timeout is recorded as a decision.
+    let (_, page) = d
+        .get(
+            "/v1/decisions?decision=block&layer=approval",
+            Some(OPERATOR),
+        )
+        .await;
+    assert_eq!(page["decisions"].as_array().unwrap().len(), 1);
+
+    let waiter = {
+        let d = d.clone();
+        tokio::spawn(async move {
+            d.post(
+                "/v1/check?wait=20s",
+                Some(AGENT),
+                exec("git push --force origin feature").to_string(),
+            )
+            .await
+        })
+    };
+    let mut id = None;
+    for _ in 0..100 {
+        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+        id = v["approvals"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .find(|x| x["summary"] == "git push --force origin feature")
+            })
+            .and_then(|a| a["id"].as_str())
+            .map(str::to_string);
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = id.expect("approval created");
+    d.post(&format!("/v1/approvals/{id}/deny"), Some(OPERATOR), "")
+        .await;
+    let (_, v) = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v["decision"], "block", "{v}");
+}
+
+#[tokio::test]
+async fn decisions_filter_and_page() {
+    let d = start(DEFAULT_POLICY).await;
+    for i in 0..7 {
+        d.check(exec(&format!("ls dir{i}"))).await;
+    }
+    d.check(exec("rm -rf /")).await;
+    let (_, v) = d.get("/v1/decisions?limit=3", Some(OPERATOR)).await;
+    let page = v["decisions"].as_array().unwrap();
+    assert_eq!(page.len(), 3);
+    assert_eq!(page[0]["decision"], "block");
+    let before = v["next_before"].as_u64().expect("more pages");
+    let (_, v2) = d
+        .get(
+            &format!("/v1/decisions?limit=3&before={before}"),
+            Some(OPERATOR),
+        )
+        .await;
+    let page2 = v2["decisions"].as_array().unwrap();
+    assert_eq!(page2.len(), 3);
+    assert!(page2[0]["seq"].as_u64().unwrap() < page[2]["seq"].as_u64().unwrap());
+    let (_, allowed) = d
+        .get("/v1/decisions?decision=allow&limit=100", Some(OPERATOR))
+        .await;
+    assert_eq!(allowed["decisions"].as_array().unwrap().len(), 7);
+    assert!(allowed["next_before"].is_null());
+    let (_, none) = d.get("/v1/decisions?tool=Bash", Some(OPERATOR)).await;
+    assert_eq!(none["decisions"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn state_audit_protocol_metrics_and_ui() {
+    let d = start(DEFAULT_POLICY).await;
+    d.check(exec("ls")).await;
+    let (s, v) = d.get("/v1/state", Some(OPERATOR)).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["totals"]["allow"], 1);
+    assert!(
+        v["policy"]["origin"]
+            .as_str()
+            .unwrap()
+            .ends_with("policy.toml")
+    );
+    assert!(v["store"].as_str().unwrap().starts_with("sqlite:"));
+    let (_, v) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(v["entries"].as_u64().unwrap() >= 2);
+    let p = d
+        .http
+        .get(format!("{}/v1/protocol", d.url))
+        .bearer_auth(AGENT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(p.status(), StatusCode::OK);
+    assert!(p.text().await.unwrap().contains("TOOLGATE_ESCALATE|<id>|"));
+    let p = d
+        .http
+        .get(format!("{}/v1/protocol", d.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(p.status(), StatusCode::UNAUTHORIZED);
+    let m = d
+        .http
+        .get(format!("{}/metrics", d.url))
+        .bearer_auth(OPERATOR)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(m.status(), StatusCode::OK);
+    let text = m.text().await.unwrap();
+    assert!(text.contains("toolgate_checks_total{"), "{text}");
+    assert!(text.contains("toolgate_check_duration_seconds_bucket"));
+    let ui = d.http.get(format!("{}/", d.url)).send().await.unwrap();
+    assert_eq!(ui.status(), StatusCode::OK);
+    let csp = ui.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("frame-ancestors 'none'"));
+    assert_eq!(ui.headers()["x-frame-options"], "DENY");
+    assert!(ui.text().await.unwrap().contains("<html"));
+}
+
+#[tokio::test]
+async fn the_claude_code_hook_fails_closed() {
+    let d = start(DEFAULT_POLICY).await;
+    let pre = |cmd: &str| {
+        json!({"session_id": "abc", "transcript_path": "/tmp/t", "cwd": "/home/t/proj",
+               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": cmd}, "tool_use_id": "toolu_1"})
+        .to_string()
+    };
+    let decision = |v: &Value| {
+        v["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string()
+    };
+    let (s, v) = d
+        .post("/v1/hooks/claude-code", Some(AGENT), pre("ls"))
+        .await;
+    assert_eq!((s, decision(&v).as_str()), (StatusCode::OK, "allow"));
+    let (_, v) = d
+        .post("/v1/hooks/claude-code", Some(AGENT), pre("rm -rf /"))
+        .await;
+    assert_eq!(decision(&v), "deny");
+    let (_, v) = d
+        .post(
+            "/v1/hooks/claude-code",
+            Some(AGENT),
+            pre("git push origin main"),
+        )
+        .await;
+    assert_eq!(decision(&v), "ask");
+    // Token in the query string, for hook configs without headers.
+    let (_, v) = d
+        .post(
+            &format!("/v1/hooks/claude-code?token={AGENT}"),
+            None,
+            pre("ls"),
+        )
+        .await;
+    assert_eq!(decision(&v), "allow");
+    // Every failure is a 200 deny: Claude would run the call on anything else.
+    for (token, body) in [
+        (None, pre("ls")),
+        (Some("wrong-token-xxxxxxxxxxxx"), pre("ls")),
+        (Some(AGENT), "{not json".to_string()),
+        (
+            Some(AGENT),
+            r#"{"hook_event_name": "PreToolUse"}"#.to_string(),
+        ),
+    ] {
+        let (s, v) = d.post("/v1/hooks/claude-code", token, body.clone()).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(decision(&v), "deny", "{body}: {v}");
+    }
+    let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}});
+    let (_, v) = d
+        .post("/v1/hooks/claude-code", Some(AGENT), post.to_string())
+        .await;
+    assert_ne!(decision(&v), "deny");
+}
+
+async fn ws_connect(
+    d: &Daemon,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let url = format!("{}/ws", d.url.replace("http://", "ws://"));
+    tokio_tungstenite::connect_async(url).await.unwrap().0
+}
+
+async fn next_json<S>(ws: &mut S) -> Value
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("an event within 10 s")
+            .expect("the socket stays open")
+            .unwrap();
+        if let Message::Text(t) = msg {
+            return serde_json::from_str(&t).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn live_events_reach_authenticated_websocket_clients() {
+    let d = start(DEFAULT_POLICY).await;
+    let mut ws = ws_connect(&d).await;
+    ws.send(Message::Text(json!({"token": OPERATOR}).to_string().into()))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut ws).await["type"], "hello");
+    let id = d.check(exec("git push origin main")).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut seen_decision = false;
+    let mut seen_created = false;
+    while !(seen_decision && seen_created) {
+        let e = next_json(&mut ws).await;
+        match e["type"].as_str() {
+            Some("decision") if e["approval"] == id.as_str() => {
+                assert_eq!(e["decision"], "escalate");
+                assert_eq!(e["call"]["params"]["command"], "git push origin main");
+                seen_decision = true;
+            }
+            Some("approval") if e["id"] == id.as_str() => {
+                assert_eq!(e["event"], "created");
+                seen_created = true;
+            }
+            _ => {}
+        }
+    }
+    d.post(&format!("/v1/approvals/{id}/approve"), Some(OPERATOR), "")
+        .await;
+    loop {
+        let e = next_json(&mut ws).await;
+        if e["type"] == "approval" && e["event"] == "approved" {
+            assert_eq!(e["id"], id.as_str());
+            break;
+        }
+    }
+    // Stats arrive once a second.
+    loop {
+        if next_json(&mut ws).await["type"] == "stats" {
+            break;
+        }
+    }
+
+    // An agent token (or garbage) as the first message closes the socket.
+    for token in [AGENT, "nope"] {
+        let mut ws = ws_connect(&d).await;
+        ws.send(Message::Text(json!({"token": token}).to_string().into()))
+            .await
+            .unwrap();
+        let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap();
+        match msg {
+            Some(Ok(Message::Close(Some(f)))) => assert_eq!(u16::from(f.code), 4401),
+            other => panic!("expected a 4401 close, got {other:?}"),
+        }
+    }
+    // A plain GET is told to use a WebSocket.
+    let (s, v) = d.get("/ws", Some(OPERATOR)).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+}
+
+#[tokio::test]
+async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
+    let d = start(DEFAULT_POLICY).await;
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "allow");
+    let path = d.dir.join("policy.toml");
+    let stricter =
+        DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
+    assert_ne!(
+        stricter, DEFAULT_POLICY,
+        "the default policy has an empty always_ask list"
+    );
+    std::fs::write(&path, stricter).unwrap();
+    let mut reloaded = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if d.check(exec("cowsay hi")).await["decision"] != "allow" {
+            reloaded = true;
+            break;
+        }
+    }
+    assert!(reloaded, "the changed policy was not picked up");
+    let (_, state) = d.get("/v1/state", Some(OPERATOR)).await;
+    assert!(state["policy"]["reloads"].as_u64().unwrap() >= 1);
+    assert!(state["policy"]["last_error"].is_null());
+
+    std::fs::write(&path, "[rules]\ndeny = [\"exec(\"]\n").unwrap();
+    let mut rejected = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (_, state) = d.get("/v1/state", Some(OPERATOR)).await;
+        if !state["policy"]["last_error"].is_null() {
+            rejected = state["policy"]["last_error"].clone();
+            break;
+        }
+    }
+    assert!(rejected.is_string(), "the broken policy was not reported");
+    // The old (stricter) policy is still in force.
+    assert_ne!(d.check(exec("cowsay hi")).await["decision"], "allow");
+    // Both attempts are in the audit log.
+    let (_, v) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
+    assert_eq!(v["ok"], true);
+}

@@ -1,0 +1,202 @@
+//! `toolgate serve` as a process: start-up with no configuration, token
+//! files, SIGHUP reload, and a clean stop on SIGTERM.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "tg-serve-{tag}-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary and reads its announcement; `Err` carries stderr when
+/// it exits instead.
+fn spawn(args: &[&str], env: &[(&str, &Path)]) -> Result<Daemon, String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.arg("serve").args(args);
+    cmd.env_remove("TOOLGATE_AGENT_TOKEN")
+        .env_remove("TOOLGATE_OPERATOR_TOKEN")
+        .env_remove("TOOLGATE_DATA_DIR")
+        .env_remove("TOOLGATE_POLICY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        seen.push_str(&line);
+        seen.push('\n');
+        if let Some(rest) = line.strip_prefix("toolgate serve: listening on http://") {
+            let addr = rest.trim().to_string();
+            // Keep draining stderr so the daemon never blocks on a full pipe.
+            std::thread::spawn(move || for _ in lines {});
+            return Ok(Daemon { child, addr });
+        }
+    }
+    let _ = child.wait();
+    Err(seen)
+}
+
+fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status: u16 = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = raw.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    // Bodies of our JSON answers are small and sent with Content-Length.
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn token(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(format!("{name}.token")))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn serve_with_no_arguments_uses_the_defaults() {
+    let home = temp_dir("home");
+    let d = match spawn(
+        &[],
+        &[("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))],
+    ) {
+        Ok(d) => d,
+        Err(out) if out.contains("Address already in use") => {
+            eprintln!("skipped: 127.0.0.1:7878 is taken on this machine ({out})");
+            return;
+        }
+        Err(out) => panic!("toolgate serve did not start: {out}"),
+    };
+    assert_eq!(d.addr, "127.0.0.1:7878");
+    let data = home.join("state/toolgate");
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["agent", "operator"] {
+        let mode = std::fs::metadata(data.join(format!("{name}.token")))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}.token");
+    }
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &token(&data, "agent"),
+        r#"{"tool":"exec","params":{"command":"ls"}}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("allow")));
+    let (s, v) = request(&d.addr, "GET", "/v1/state", &token(&data, "operator"), "");
+    assert_eq!(s, 200);
+    assert_eq!(v["policy"]["origin"], "policies/default.toml");
+    assert!(data.join("toolgate.db").exists());
+}
+
+#[test]
+fn sighup_reloads_and_sigterm_stops() {
+    let dir = temp_dir("hup");
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "[rules]\nallow = [\"exec(ls:*)\"]\n").unwrap();
+    let policy_arg = policy.display().to_string();
+    let data_arg = dir.join("data").display().to_string();
+    let mut d = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--policy",
+            &policy_arg,
+            "--data-dir",
+            &data_arg,
+        ],
+        &[],
+    )
+    .unwrap();
+    let op = token(&dir.join("data"), "operator");
+    let (_, v) = request(&d.addr, "GET", "/v1/state", &op, "");
+    assert_eq!(v["policy"]["reloads"], 0);
+    let pid = d.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, v) = request(&d.addr, "GET", "/v1/state", &op, "");
+        if v["policy"]["reloads"] == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "SIGHUP did not reload: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = d.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "SIGTERM did not stop the daemon");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn bad_tokens_in_the_environment_stop_start_up_with_a_reason() {
+    let dir = temp_dir("badtok");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    let out = cmd
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .env("TOOLGATE_AGENT_TOKEN", "short")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shorter than 16"), "{err}");
+}

@@ -154,7 +154,12 @@ async fn check_decides_and_records() {
     );
     let v = d.check(exec("git push origin main")).await;
     assert_eq!(v["decision"], "escalate");
-    assert_eq!(v["approval"]["id"].as_str().unwrap().len(), 32);
+    let id = v["approval"]["id"].as_str().unwrap();
+    assert_eq!(id.len(), 32);
+    assert_eq!(
+        v["approval"]["approve_url"],
+        format!("{}/#approval/{id}", d.url)
+    );
     // The operator token may check too.
     let (s, _) = d
         .post("/v1/check", Some(OPERATOR), exec("ls").to_string())

@@ -41,7 +41,12 @@ pub async fn check(
     let value = read_json(&headers, body, false).await?;
     let call =
         toolgate_core::input::tool_call(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let decision = decide(&app, call.clone()).await?;
+    let mut decision = decide(&app, call.clone()).await?;
+    if let Some(a) = decision.approval.as_mut()
+        && a.approve_url.is_none()
+    {
+        a.approve_url = Some(format!("http://{}/#approval/{}", app.listen, a.id));
+    }
     match (wait, decision.decision, &decision.approval) {
         (Some(wait), Verdict::Escalate, Some(a)) => {
             let id = ApprovalId::parse(&a.id).map_err(|e| ApiError::internal(e.to_string()))?;

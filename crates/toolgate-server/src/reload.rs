@@ -4,7 +4,7 @@
 //! shown in `/v1/state`; the old one stays in force.
 
 use crate::app::App;
-use notify::RecursiveMode;
+use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -66,8 +66,14 @@ fn watch(
         .unwrap_or_else(|| PathBuf::from("."));
     let mut debouncer = new_debouncer(DEBOUNCE, None, move |res: DebounceEventResult| {
         let Ok(events) = res else { return };
+        // Only changes count: reading the file (which every reload does)
+        // reports access events, and reacting to those would reload forever.
         let touches = events.iter().any(|e| {
-            e.paths
+            matches!(
+                e.kind,
+                EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+            ) && e
+                .paths
                 .iter()
                 .any(|p| p.file_name().map(|f| f.to_os_string()) == file)
         });

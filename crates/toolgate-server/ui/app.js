@@ -1,0 +1,1752 @@
+// toolgate control UI.
+//
+// Plain browser JavaScript, no build step and no dependencies: the daemon
+// embeds this file as it is. Everything the server sends is put into the page
+// with textContent (through h()), never innerHTML, because decision records
+// carry text an agent controls (commands, paths, reasons).
+//
+// The contract this code follows is docs/http-api.md.
+'use strict';
+
+(() => {
+  // ---------------------------------------------------------------------------
+  // Constants
+
+  const TOKEN_KEY = 'toolgate.operatorToken'; // sessionStorage: dies with the tab
+  const NAME_KEY = 'toolgate.operatorName'; // localStorage: not a secret
+  const THEME_KEY = 'toolgate.theme';
+  const SERIES_SECONDS = 600; // the charts show 10 minutes of 1-second buckets
+  const PAGE = 100; // decisions loaded at start and per "older" click
+  const MAX_RECORDS = 2000; // live rows kept in memory before the oldest are dropped
+  const APPROVALS_POLL_MS = 5000;
+  const STATE_POLL_MS = 10000;
+  const AUDIT_POLL_MS = 60000;
+  const WS_SILENCE_MS = 7000; // stats arrive every second; this much silence means a dead socket
+  const URGENT_MS = 30000;
+
+  // Mirrors toolgate-core's normalize.rs so the one-line summary shows what
+  // the gate itself judged: the shell text for exec-like tools, else the target.
+  const EXEC_TOOLS = new Set(['exec', 'bash', 'run_shell_command', 'shell', 'local_shell', 'run_terminal_cmd']);
+  const COMMAND_KEYS = ['command', 'cmd', 'script', 'commandLine', 'command_line'];
+  const PATH_KEYS = ['file_path', 'path', 'absolute_path', 'filePath', 'notebook_path', 'target_file', 'filename', 'file'];
+  const URL_KEYS = ['url', 'uri', 'href', 'targetUrl', 'target_url'];
+
+  // ---------------------------------------------------------------------------
+  // State. One object so signing out can reset everything at once.
+
+  function freshState() {
+    return {
+      token: null,
+      epoch: 0, // bumped on sign-in/out so late answers from an old session are dropped
+      records: new Map(), // audit seq -> DecisionRecord
+      order: [], // seqs, newest first
+      maxSeq: -1,
+      // Paging cursors per filter ('' = unfiltered): {before, done}. We hold
+      // every record matching a filter from its cursor up to the newest.
+      cursors: new Map(),
+      filters: { decision: '', tool: '', risk: '' },
+      expanded: new Set(), // seqs whose JSON is open
+      pendingLive: [], // decision events waiting for the next animation frame
+      liveOverflow: false, // some queued events were dropped (hidden tab)
+      approvals: [], // ApprovalView list, newest first
+      approvalMsgs: new Map(), // id -> {kind, text}, survives re-renders
+      approvalsInFlight: false,
+      approvalsAgain: false,
+      series: new Map(), // Unix second -> Bucket
+      latestT: 0,
+      server: null, // last GET /v1/state
+      serverAt: 0, // Date.now() when it arrived (uptime ticks locally)
+      totals: { allow: 0, block: 0, escalate: 0 },
+      totalsFrom: Infinity, // stats buckets from this second on are not in the totals yet
+      tools: new Set(), // tool names seen, offered in the filter box
+      ws: null,
+      wsAttempt: 0,
+      wsTimer: 0,
+      wsCountdown: 0, // ticks the "retrying in N s" text
+      wsLastMessage: 0,
+      everConnected: false,
+      timers: [],
+      debounce: 0,
+      stateDebounce: 0,
+      drawQueued: false,
+      hover: { dec: null, lat: null }, // hovered Unix second per chart
+    };
+  }
+  let S = freshState();
+
+  // ---------------------------------------------------------------------------
+  // Small helpers
+
+  const $ = (id) => document.getElementById(id);
+
+  /** Creates an element. Children may be nodes or strings (always text). */
+  function h(tag, props, ...children) {
+    const el = document.createElement(tag);
+    if (props) {
+      for (const [k, v] of Object.entries(props)) {
+        if (v == null || v === false) continue;
+        if (k === 'class') el.className = v;
+        else if (k === 'text') el.textContent = v;
+        else if (k === 'dataset') Object.assign(el.dataset, v);
+        else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+        else el.setAttribute(k, v === true ? '' : String(v));
+      }
+    }
+    for (const c of children.flat()) {
+      if (c == null || c === false) continue;
+      el.append(c instanceof Node ? c : String(c));
+    }
+    return el;
+  }
+
+  const numFmt = new Intl.NumberFormat();
+  const fmtNum = (n) => (typeof n === 'number' && isFinite(n) ? numFmt.format(n) : '–');
+
+  function fmtMicros(us) {
+    if (!(us > 0)) return '–';
+    if (us < 1000) return `${Math.round(us)} µs`;
+    if (us < 1e6) return `${(us / 1000).toFixed(us < 1e4 ? 2 : 1)} ms`;
+    return `${(us / 1e6).toFixed(2)} s`;
+  }
+
+  function fmtMicrosShort(us) {
+    if (us < 1000) return `${Math.round(us)}µs`;
+    if (us < 1e6) return `${+(us / 1000).toFixed(1)}ms`;
+    return `${+(us / 1e6).toFixed(1)}s`;
+  }
+
+  function fmtDuration(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const d = Math.floor(s / 86400);
+    const hh = Math.floor((s % 86400) / 3600);
+    const mm = Math.floor((s % 3600) / 60);
+    if (d > 0) return `${d}d ${hh}h ${mm}m`;
+    if (hh > 0) return `${hh}h ${mm}m`;
+    if (mm > 0) return `${mm}m ${s % 60}s`;
+    return `${s}s`;
+  }
+
+  /** m:ss (or h:mm:ss) for countdowns. */
+  function fmtClock(ms) {
+    const s = Math.max(0, Math.ceil(ms / 1000));
+    const hh = Math.floor(s / 3600);
+    const mm = Math.floor((s % 3600) / 60);
+    const ss = String(s % 60).padStart(2, '0');
+    return hh > 0 ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+  }
+
+  const pad2 = (n) => String(n).padStart(2, '0');
+
+  function fmtTime(date) {
+    return `${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}`;
+  }
+
+  /** Time of a row: the clock for today, the date too for older entries. */
+  function fmtRowTime(ts) {
+    const d = new Date(ts);
+    if (isNaN(d)) return String(ts ?? '');
+    const now = new Date();
+    const sameDay = d.toDateString() === now.toDateString();
+    return sameDay ? fmtTime(d) : `${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  }
+
+  function fmtAgo(ts) {
+    const t = new Date(ts).getTime();
+    if (isNaN(t)) return '';
+    return `${fmtDuration(Date.now() - t)} ago`;
+  }
+
+  function shortHash(hex) {
+    if (typeof hex !== 'string' || hex.length <= 16) return hex || '';
+    return `${hex.slice(0, 10)}…${hex.slice(-6)}`;
+  }
+
+  /** POSIX shell quoting, as the gate joins an argv array. */
+  function shellQuote(arg) {
+    const s = String(arg);
+    if (s !== '' && /^[A-Za-z0-9_\-./=:,+@%]+$/.test(s)) return s;
+    return `'${s.replace(/'/g, "'\\''")}'`;
+  }
+
+  const DECISIONS = new Set(['allow', 'block', 'escalate']);
+
+  function badge(decision) {
+    const d = DECISIONS.has(decision) ? decision : 'state';
+    return h('span', { class: `badge badge-${d}` }, decision || '?');
+  }
+
+  function riskTag(risk) {
+    const r = /^R[0-4]$/.test(risk) ? risk : '';
+    return h('span', { class: `risk ${r ? 'risk-' + r : ''}`, title: riskTitle(r) }, risk || '–');
+  }
+
+  function riskTitle(r) {
+    return {
+      R0: 'R0: read only',
+      R1: 'R1: local workspace change',
+      R2: 'R2: external read or low-impact action',
+      R3: 'R3: external change or irreversible effect',
+      R4: 'R4: high impact',
+    }[r] || '';
+  }
+
+  function prettyJson(value) {
+    try {
+      return JSON.stringify(value, null, 2);
+    } catch {
+      return String(value);
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Summaries of calls
+
+  /** The shell text of a call, if it carries one. */
+  function callCommand(call) {
+    const params = (call && call.params) || {};
+    for (const key of COMMAND_KEYS) {
+      const v = params[key];
+      if (typeof v === 'string') return v;
+      if (Array.isArray(v)) return v.map(shellQuote).join(' ');
+    }
+    return null;
+  }
+
+  function isExecLike(tool) {
+    const t = String(tool || '').toLowerCase();
+    return EXEC_TOOLS.has(t) || /exec|shell|command|terminal|run_script/.test(t);
+  }
+
+  /** The path or URL a non-exec call acts on, if any. */
+  function callTarget(call) {
+    const params = (call && call.params) || {};
+    for (const key of [...PATH_KEYS, ...URL_KEYS]) {
+      if (typeof params[key] === 'string') return params[key];
+    }
+    // Messaging tools: action and target say more than anything else.
+    const parts = ['action', 'channel', 'target', 'to']
+      .filter((k) => typeof params[k] === 'string')
+      .map((k) => params[k]);
+    return parts.length ? parts.join(' ') : null;
+  }
+
+  /**
+   * One line saying what the call does: the command for exec-like tools,
+   * else the tool and its path or URL (else its parameters, abridged).
+   */
+  function summarize(call, tool) {
+    tool = tool || (call && call.tool) || '?';
+    const cmd = callCommand(call);
+    if (cmd != null && (isExecLike(tool) || !callTarget(call))) return cmd;
+    const target = callTarget(call);
+    if (target) return `${tool} ${target}`;
+    const params = (call && call.params) || {};
+    const text = Object.keys(params).length ? JSON.stringify(params) : '';
+    return text.length > 160 ? `${tool} ${text.slice(0, 157)}…` : `${tool} ${text}`.trim();
+  }
+
+  /** A requester may be a plain id (ApprovalView) or {id, role} (ToolCall). */
+  function requesterText(r) {
+    if (r == null) return null;
+    if (typeof r === 'string') return r;
+    if (typeof r === 'object') return [r.id, r.role && `(${r.role})`].filter(Boolean).join(' ') || null;
+    return String(r);
+  }
+
+  // ---------------------------------------------------------------------------
+  // HTTP
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  /**
+   * Calls the daemon with the operator token. A 401 on the signed-in token
+   * means it was rotated or the daemon restarted with another one: back to
+   * the sign-in screen, saying so.
+   */
+  async function api(path, { method = 'GET', body, token = S.token } = {}) {
+    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let res;
+    try {
+      res = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+        credentials: 'omit',
+      });
+    } catch (e) {
+      throw new ApiError(0, 'network', `Cannot reach the toolgate daemon (${e.message}).`);
+    }
+    const text = await res.text();
+    let data = null;
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = null;
+      }
+    }
+    if (!res.ok) {
+      const err = (data && data.error) || {};
+      const e = new ApiError(res.status, err.code || `http_${res.status}`, err.message || `HTTP ${res.status} ${res.statusText}`);
+      if (res.status === 401 && S.token && token === S.token) {
+        signOut(`The daemon no longer accepts this token (401: ${e.message}). Sign in again.`);
+      }
+      throw e;
+    }
+    return data;
+  }
+
+  /** Runs fn only if the session that started it is still signed in. */
+  function sameEpoch(fn) {
+    const epoch = S.epoch;
+    return (...args) => (epoch === S.epoch ? fn(...args) : undefined);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Sign-in and sign-out
+
+  function showLogin(message) {
+    $('app').hidden = true;
+    $('login').hidden = false;
+    const err = $('login-error');
+    err.hidden = !message;
+    err.textContent = message || '';
+    const input = $('login-token');
+    input.value = '';
+    input.focus();
+  }
+
+  async function onLoginSubmit(ev) {
+    ev.preventDefault();
+    const token = $('login-token').value.trim();
+    const err = $('login-error');
+    if (!token) {
+      err.hidden = false;
+      err.textContent = 'Enter the operator token.';
+      return;
+    }
+    const button = $('login-submit');
+    button.disabled = true;
+    button.textContent = 'Checking…';
+    try {
+      // Validate before storing: the state endpoint needs the operator role.
+      const state = await api('v1/state', { token });
+      sessionStorage.setItem(TOKEN_KEY, token);
+      start(token, state);
+    } catch (e) {
+      err.hidden = false;
+      if (e.status === 401) err.textContent = `That token was not accepted (401). ${e.message}`;
+      else if (e.status === 403) err.textContent = 'That is not an operator token (403): the agent token cannot use the control UI.';
+      else err.textContent = e.message;
+      $('login-token').select();
+    } finally {
+      button.disabled = false;
+      button.textContent = 'Sign in';
+    }
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    stop();
+    showLogin(message);
+  }
+
+  /** Stops timers and the socket and forgets everything loaded. */
+  function stop() {
+    const epoch = S.epoch + 1;
+    for (const t of S.timers) clearInterval(t);
+    clearTimeout(S.wsTimer);
+    clearInterval(S.wsCountdown);
+    clearTimeout(S.debounce);
+    clearTimeout(S.stateDebounce);
+    if (S.ws) {
+      const ws = S.ws;
+      S.ws = null; // onclose sees it is no longer current and does not reconnect
+      ws.close(1000, 'signed out');
+    }
+    S = freshState();
+    S.epoch = epoch;
+    $('feed-body').replaceChildren();
+    $('tool-list').replaceChildren();
+    $('approval-list').replaceChildren();
+    approvalCards.clear();
+    $('toasts').replaceChildren();
+    toastsByKey.clear();
+    document.title = 'toolgate';
+  }
+
+  /** Shows the dashboard and starts loading and listening. */
+  function start(token, initialState) {
+    stop();
+    S.token = token;
+    $('login').hidden = true;
+    $('app').hidden = false;
+    $('as-name').value = localStorage.getItem(NAME_KEY) || '';
+    readFiltersFromForm();
+
+    connectWs();
+    if (initialState) applyState(initialState);
+    else loadState();
+    loadInitialDecisions();
+    refreshApprovals();
+    verifyAudit();
+
+    S.timers.push(setInterval(refreshApprovals, APPROVALS_POLL_MS));
+    S.timers.push(setInterval(loadState, STATE_POLL_MS));
+    S.timers.push(setInterval(verifyAudit, AUDIT_POLL_MS));
+    S.timers.push(setInterval(tick, 1000));
+    S.timers.push(setInterval(watchSocket, 2000));
+    requestAnimationFrame(() => drawCharts());
+  }
+
+  /** Once a second: countdowns, uptime and the socket watchdog text. */
+  function tick() {
+    updateCountdowns();
+    renderUptime();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Live events over /ws
+
+  function setConn(state, text) {
+    const el = $('conn');
+    el.dataset.state = state;
+    $('conn-label').textContent = text;
+  }
+
+  function wsUrl() {
+    const url = new URL('ws', location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    return url.href;
+  }
+
+  function connectWs() {
+    clearTimeout(S.wsTimer);
+    clearInterval(S.wsCountdown);
+    setConn('connecting', S.everConnected ? 'Reconnecting…' : 'Connecting…');
+    let ws;
+    try {
+      ws = new WebSocket(wsUrl());
+    } catch (e) {
+      scheduleReconnect();
+      return;
+    }
+    S.ws = ws;
+    S.wsLastMessage = Date.now();
+    // Browsers cannot set headers on a WebSocket: the token is the first message.
+    ws.onopen = () => ws.send(JSON.stringify({ token: S.token }));
+    ws.onmessage = (ev) => {
+      if (S.ws !== ws) return;
+      S.wsLastMessage = Date.now();
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg && msg.type === 'hello') onHello(msg);
+      else if (msg) onEvent(msg);
+    };
+    ws.onclose = (ev) => {
+      if (S.ws !== ws) return; // replaced or signed out
+      S.ws = null;
+      if (ev.code === 4401) {
+        signOut('The daemon refused this token on the live feed (4401). Sign in again.');
+        return;
+      }
+      scheduleReconnect();
+    };
+  }
+
+  function onHello(msg) {
+    S.wsAttempt = 0;
+    setConn('live', 'Live');
+    if (msg.version) $('version').textContent = `v${msg.version}`;
+    // After a gap, fetch what was missed; the first connection is covered by
+    // the initial loads.
+    if (S.everConnected) catchUp();
+    S.everConnected = true;
+  }
+
+  /** Exponential backoff with jitter, 0.5 s up to 30 s. */
+  function scheduleReconnect() {
+    const base = Math.min(30000, 500 * 2 ** S.wsAttempt);
+    S.wsAttempt += 1;
+    const delay = Math.round(base / 2 + (Math.random() * base) / 2);
+    const until = Date.now() + delay;
+    const show = () => setConn('waiting', `Offline, retrying in ${Math.max(1, Math.ceil((until - Date.now()) / 1000))} s`);
+    show();
+    clearInterval(S.wsCountdown);
+    S.wsCountdown = setInterval(show, 1000);
+    clearTimeout(S.wsTimer);
+    S.wsTimer = setTimeout(connectWs, delay);
+  }
+
+  /** A socket that stops talking (sleeping laptop, dead proxy) is replaced. */
+  function watchSocket() {
+    if (S.ws && S.ws.readyState === WebSocket.OPEN && Date.now() - S.wsLastMessage > WS_SILENCE_MS) {
+      const ws = S.ws;
+      S.ws = null;
+      ws.close(4000, 'silent');
+      scheduleReconnect();
+    }
+  }
+
+  function onEvent(msg) {
+    switch (msg.type) {
+      case 'decision':
+        onDecisionEvent(msg);
+        break;
+      case 'approval':
+        onApprovalEvent(msg);
+        break;
+      case 'policy':
+        onPolicyEvent(msg);
+        break;
+      case 'stats':
+        onStats(msg);
+        break;
+      case 'lagged':
+        // Not in docs/http-api.md, but the daemon sends it when this client
+        // fell behind and events were dropped: re-fetch instead.
+        catchUp();
+        break;
+      default:
+        break; // newer daemons may add event types
+    }
+  }
+
+  /** After a reconnect: everything that may have changed while we were away. */
+  function catchUp() {
+    loadState();
+    refreshApprovals();
+    catchUpDecisions();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Decisions: data
+
+  function filterKey(f) {
+    return [f.decision, f.tool.trim(), f.risk].join('|');
+  }
+
+  function hasFilters(f) {
+    return !!(f.decision || f.tool.trim() || f.risk);
+  }
+
+  /**
+   * The same test the daemon applies to `/v1/decisions` (every given field
+   * must match exactly), so the live feed and older pages agree. The tool box
+   * offers the tool names seen so far to make exact names easy to enter.
+   */
+  function matches(r, f) {
+    if (f.decision && r.decision !== f.decision) return false;
+    if (f.risk && r.risk !== f.risk) return false;
+    const tool = f.tool.trim();
+    if (tool && r.tool !== tool) return false;
+    return true;
+  }
+
+  function queryFor(f, before) {
+    const q = new URLSearchParams({ limit: String(PAGE) });
+    if (f.decision) q.set('decision', f.decision);
+    if (f.tool.trim()) q.set('tool', f.tool.trim());
+    if (f.risk) q.set('risk', f.risk);
+    if (before != null) q.set('before', String(before));
+    return `v1/decisions?${q}`;
+  }
+
+  /** Adds records; returns true if any was new. Keeps S.order newest first. */
+  function mergeRecords(list) {
+    let added = false;
+    for (const r of list || []) {
+      if (!r || typeof r.seq !== 'number' || S.records.has(r.seq)) continue;
+      S.records.set(r.seq, r);
+      noteTool(r.tool);
+      added = true;
+    }
+    if (added) {
+      S.order = [...S.records.keys()].sort((a, b) => b - a);
+      S.maxSeq = S.order.length ? S.order[0] : -1;
+    }
+    return added;
+  }
+
+  /**
+   * The cursor for loading older entries under filter f. Unfiltered coverage
+   * implies coverage for every filter, so the deeper of the two is used.
+   */
+  function cursorFor(f) {
+    const key = filterKey(f);
+    const cands = [S.cursors.get(filterKey(UNFILTERED))];
+    if (hasFilters(f)) cands.push(S.cursors.get(key));
+    const known = cands.filter(Boolean);
+    if (!known.length) return null;
+    if (known.some((c) => c.done)) return { done: true };
+    return { done: false, before: Math.min(...known.map((c) => c.before)) };
+  }
+
+  function setCursor(f, nextBefore) {
+    S.cursors.set(filterKey(f), nextBefore == null ? { done: true } : { done: false, before: nextBefore });
+  }
+
+  const UNFILTERED = { decision: '', tool: '', risk: '' };
+
+  async function loadInitialDecisions() {
+    const done = sameEpoch((res) => {
+      mergeRecords(res.decisions);
+      setCursor(UNFILTERED, res.next_before);
+      renderFeed();
+    });
+    try {
+      done(await api(queryFor(UNFILTERED)));
+    } catch (e) {
+      if (e.status !== 401) sameEpoch(() => setOlderNote(`Could not load decisions: ${e.message}`))();
+    }
+  }
+
+  /** Loads one older page for the current filters, server-side filtered. */
+  async function loadOlder() {
+    const f = { ...S.filters };
+    const cursor = cursorFor(f);
+    if (cursor && cursor.done) return;
+    const btn = $('older-btn');
+    btn.disabled = true;
+    btn.textContent = 'Loading…';
+    const apply = sameEpoch((res) => {
+      mergeRecords(res.decisions);
+      setCursor(f, res.next_before);
+      renderFeed();
+    });
+    try {
+      apply(await api(queryFor(f, cursor ? cursor.before : null)));
+    } catch (e) {
+      if (e.status !== 401) sameEpoch(() => setOlderNote(`Could not load older decisions: ${e.message}`))();
+    } finally {
+      sameEpoch(renderOlderButton)();
+    }
+  }
+
+  /**
+   * After a reconnect, pages back until it meets a record it already holds.
+   * If the gap is too large it starts over from the newest page rather than
+   * show a feed with a silent hole in it.
+   */
+  async function catchUpDecisions() {
+    const known = S.maxSeq;
+    const collected = [];
+    let before = null;
+    let next = null;
+    const epoch = S.epoch;
+    try {
+      for (let page = 0; page < 10; page++) {
+        const res = await api(queryFor(UNFILTERED, before));
+        if (epoch !== S.epoch) return;
+        collected.push(...(res.decisions || []));
+        next = res.next_before;
+        const oldest = Math.min(...(res.decisions || []).map((r) => r.seq));
+        if (known < 0 || next == null || !(oldest > known)) {
+          mergeRecords(collected);
+          if (known < 0) setCursor(UNFILTERED, next);
+          renderFeed();
+          return;
+        }
+        before = next;
+      }
+      // Still not joined up: replace what we hold with the fresh pages.
+      S.records.clear();
+      S.order = [];
+      S.cursors.clear();
+      S.expanded.clear();
+      mergeRecords(collected);
+      setCursor(UNFILTERED, next);
+      renderFeed();
+    } catch (e) {
+      // The next reconnect or poll will try again.
+    }
+  }
+
+  function onDecisionEvent(msg) {
+    const { type, ...record } = msg;
+    void type;
+    if (typeof record.seq !== 'number' || S.records.has(record.seq)) return;
+    noteTool(record.tool);
+    S.pendingLive.push(record);
+    // Animation frames do not run in a background tab, so the queue can grow
+    // there for hours; only the newest MAX_RECORDS would be kept anyway.
+    if (S.pendingLive.length > MAX_RECORDS) {
+      S.pendingLive.splice(0, S.pendingLive.length - MAX_RECORDS);
+      S.liveOverflow = true;
+    }
+    if (S.pendingLive.length === 1) requestAnimationFrame(flushLive);
+  }
+
+  /**
+   * Adds the decisions that arrived since the last frame. Newer-than-all
+   * records go on top without rebuilding the table; anything else (rare:
+   * out-of-order delivery) triggers a full render.
+   */
+  function flushLive() {
+    const batch = S.pendingLive.sort((a, b) => a.seq - b.seq);
+    S.pendingLive = [];
+    if (!batch.length) return;
+    if (S.liveOverflow) {
+      // Some queued events were dropped: what we hold now starts at the
+      // oldest one kept, and anything older is for "Load older" to fetch.
+      S.liveOverflow = false;
+      S.records.clear();
+      S.cursors.clear();
+      S.expanded.clear();
+      mergeRecords(batch);
+      setCursor(UNFILTERED, batch[0].seq);
+      renderFeed();
+      return;
+    }
+    const inOrder = batch[0].seq > S.maxSeq;
+    for (const r of batch) S.records.set(r.seq, r);
+    S.order = [...S.records.keys()].sort((a, b) => b - a);
+    S.maxSeq = S.order[0];
+    if (!inOrder) {
+      renderFeed();
+      return;
+    }
+    const scroller = $('feed-scroll');
+    const body = $('feed-body');
+    const beforeHeight = scroller.scrollHeight;
+    const frag = document.createDocumentFragment();
+    for (const r of batch.reverse()) {
+      if (!matches(r, S.filters)) continue;
+      frag.append(...recordRows(r, true));
+    }
+    body.prepend(frag);
+    // Someone reading further down keeps their place while rows arrive on top.
+    if (scroller.scrollTop > 0) scroller.scrollTop += scroller.scrollHeight - beforeHeight;
+    trimRecords();
+    renderFeedMeta();
+  }
+
+  /**
+   * Drops the oldest records beyond MAX_RECORDS, but only while the operator
+   * is at the top of the feed (not reading old entries they asked for).
+   */
+  function trimRecords() {
+    if (S.order.length <= MAX_RECORDS) return;
+    // Someone reading old entries keeps them, up to a hard limit.
+    if ($('feed-scroll').scrollTop > 40 && S.order.length <= 5 * MAX_RECORDS) return;
+    const drop = S.order.splice(MAX_RECORDS);
+    const many = drop.length > 200; // cheaper to rebuild the table than to find each row
+    for (const seq of drop) {
+      S.records.delete(seq);
+      S.expanded.delete(seq);
+      if (many) continue;
+      const row = document.querySelector(`tr.row[data-seq="${seq}"]`);
+      if (row) {
+        if (row.nextElementSibling && row.nextElementSibling.classList.contains('detail')) row.nextElementSibling.remove();
+        row.remove();
+      }
+    }
+    // Everything from the new oldest record up is still held, for every filter.
+    const floor = S.order[S.order.length - 1];
+    for (const [key, c] of S.cursors) {
+      if (c.done || c.before < floor) S.cursors.set(key, { done: false, before: floor });
+    }
+    const base = filterKey(UNFILTERED);
+    if (!S.cursors.has(base)) S.cursors.set(base, { done: false, before: floor });
+    if (many) renderFeed();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Decisions: rendering
+
+  /** The table row for one record, plus its detail row when expanded. */
+  function recordRows(r, fresh) {
+    const summary = summarize(r.call, r.tool);
+    const expanded = S.expanded.has(r.seq);
+    const row = h(
+      'tr',
+      {
+        class: `row${fresh ? ' fresh' : ''}`,
+        tabindex: '0',
+        'aria-expanded': String(expanded),
+        dataset: { seq: String(r.seq), decision: String(r.decision || '') },
+      },
+      h('td', { class: 'time', title: r.ts || '' }, fmtRowTime(r.ts)),
+      h('td', null, badge(r.decision)),
+      h('td', null, riskTag(r.risk)),
+      h('td', { title: r.tool || '' }, r.tool || ''),
+      h('td', { class: 'call', title: summary }, summary),
+      h('td', { class: 'layer' }, r.layer || ''),
+      h('td', { class: 'reason', title: r.reason || '' }, r.reason || ''),
+    );
+    return expanded ? [row, detailRow(r)] : [row];
+  }
+
+  function detailRow(r) {
+    const meta = [
+      ['seq', r.seq],
+      ['time', r.ts],
+      ['score', r.score],
+      ['agent', r.agent],
+      ['session', r.session],
+      ['approval', r.approval],
+      ['trace', r.trace],
+    ]
+      .filter(([, v]) => v != null && v !== '')
+      .map(([k, v]) => h('span', null, `${k} `, h('b', null, String(v))));
+    return h(
+      'tr',
+      { class: 'detail', dataset: { seq: String(r.seq) } },
+      h(
+        'td',
+        { colspan: '7' },
+        h('div', { class: 'detail-meta' }, meta),
+        r.reason ? h('p', { class: 'detail-reason' }, r.reason) : null,
+        h('pre', { class: 'json', 'aria-label': 'Redacted call' }, prettyJson(r.call)),
+      ),
+    );
+  }
+
+  function toggleRow(row) {
+    const seq = Number(row.dataset.seq);
+    const r = S.records.get(seq);
+    if (!r) return;
+    const next = row.nextElementSibling;
+    if (S.expanded.has(seq)) {
+      S.expanded.delete(seq);
+      if (next && next.classList.contains('detail')) next.remove();
+      row.setAttribute('aria-expanded', 'false');
+    } else {
+      S.expanded.add(seq);
+      row.after(detailRow(r));
+      row.setAttribute('aria-expanded', 'true');
+    }
+  }
+
+  /** Rebuilds the table from the records held, applying the filters. */
+  function renderFeed() {
+    const frag = document.createDocumentFragment();
+    for (const seq of S.order) {
+      const r = S.records.get(seq);
+      if (matches(r, S.filters)) frag.append(...recordRows(r, false));
+    }
+    $('feed-body').replaceChildren(frag);
+    renderFeedMeta();
+  }
+
+  function renderFeedMeta() {
+    const shown = $('feed-body').querySelectorAll('tr.row').length;
+    const total = S.order.length;
+    $('feed-empty').hidden = shown > 0;
+    $('feed-empty').textContent = total ? 'No loaded decision matches the filters. Load older to search further back.' : 'No decisions yet.';
+    $('feed-count').textContent = hasFilters(S.filters) ? `${fmtNum(shown)} of ${fmtNum(total)} loaded` : `${fmtNum(total)} loaded`;
+    renderOlderButton();
+  }
+
+  function renderOlderButton() {
+    const btn = $('older-btn');
+    const cursor = cursorFor(S.filters);
+    const done = cursor && cursor.done;
+    btn.disabled = !!done || !cursor;
+    btn.textContent = done ? 'No older entries' : hasFilters(S.filters) ? 'Load older matching' : 'Load older';
+    setOlderNote(
+      hasFilters(S.filters) && !done ? 'Filters apply to what is loaded; older pages are filtered by the daemon.' : '',
+    );
+  }
+
+  function setOlderNote(text) {
+    $('older-note').textContent = text;
+  }
+
+  function noteTool(tool) {
+    if (typeof tool !== 'string' || !tool || S.tools.has(tool) || S.tools.size >= 500) return;
+    S.tools.add(tool);
+    $('tool-list').append(h('option', { value: tool }));
+  }
+
+  function readFiltersFromForm() {
+    S.filters = {
+      decision: $('f-decision').value,
+      tool: $('f-tool').value,
+      risk: $('f-risk').value,
+    };
+  }
+
+  function onFiltersChanged() {
+    readFiltersFromForm();
+    renderFeed();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Approvals
+
+  const approvalCards = new Map(); // id -> {el, refs}
+
+  function onApprovalEvent() {
+    // Any approval event may change the list; one re-fetch covers a burst.
+    // (refreshApprovals itself queues one more run if a fetch is in flight.)
+    if (!S.debounce) {
+      S.debounce = setTimeout(() => {
+        S.debounce = 0;
+        refreshApprovals();
+      }, 80);
+    }
+  }
+
+  /** GET /v1/approvals; overlapping calls collapse into one follow-up. */
+  async function refreshApprovals() {
+    if (!S.token) return;
+    if (S.approvalsInFlight) {
+      S.approvalsAgain = true;
+      return;
+    }
+    S.approvalsInFlight = true;
+    const epoch = S.epoch;
+    try {
+      const res = await api('v1/approvals');
+      if (epoch !== S.epoch) return;
+      S.approvals = (res && res.approvals) || [];
+      $('approvals-error').hidden = true;
+      renderApprovals();
+    } catch (e) {
+      if (epoch !== S.epoch || e.status === 401) return;
+      $('approvals-error').hidden = false;
+      $('approvals-error').textContent = `Could not load approvals: ${e.message}`;
+    } finally {
+      if (epoch === S.epoch) {
+        S.approvalsInFlight = false;
+        if (S.approvalsAgain) {
+          S.approvalsAgain = false;
+          refreshApprovals();
+        }
+      }
+    }
+  }
+
+  /**
+   * Updates the cards in place (keyed by id) so a reason being typed, focus
+   * and an open "full call" survive the 5-second refresh.
+   */
+  function renderApprovals() {
+    const list = $('approval-list');
+    const seen = new Set();
+    let prev = null;
+    for (const a of S.approvals) {
+      if (!a || !a.id) continue;
+      seen.add(a.id);
+      let card = approvalCards.get(a.id);
+      if (!card) {
+        card = buildApprovalCard(a);
+        approvalCards.set(a.id, card);
+      }
+      updateApprovalCard(card, a);
+      const want = prev ? prev.nextSibling : list.firstChild;
+      if (want !== card.el) list.insertBefore(card.el, want);
+      prev = card.el;
+    }
+    for (const [id, card] of approvalCards) {
+      if (!seen.has(id)) {
+        card.el.remove();
+        approvalCards.delete(id);
+        S.approvalMsgs.delete(id);
+      }
+    }
+    const pending = S.approvals.filter((a) => a.state === 'pending').length;
+    $('approvals-empty').hidden = S.approvals.length > 0;
+    const pill = $('approvals-count');
+    pill.textContent = String(S.approvals.length);
+    pill.classList.toggle('active', pending > 0);
+    $('t-pending').textContent = fmtNum(pending);
+    $('tile-pending').classList.toggle('active', pending > 0);
+    document.title = pending > 0 ? `(${pending}) toolgate` : 'toolgate';
+    updateCountdowns();
+  }
+
+  function buildApprovalCard(a) {
+    const id = a.id;
+    const refs = {};
+    refs.risk = h('span');
+    refs.state = h('span', { class: 'badge badge-state' });
+    refs.countdown = h('span', { class: 'countdown' });
+    refs.cmd = h('pre', { class: 'cmd', 'aria-label': 'Call to approve' });
+    refs.reason = h('p', { class: 'approval-reason' });
+    refs.meta = h('dl', { class: 'approval-meta' });
+    refs.votes = h('div', { class: 'votes' });
+    refs.json = h('pre', { class: 'json' });
+    refs.input = h('input', {
+      type: 'text',
+      placeholder: 'Reason (optional)',
+      'aria-label': `Reason for ${id}`,
+      maxlength: '500',
+      onkeydown: (ev) => {
+        if (ev.key === 'Enter') ev.preventDefault();
+      },
+    });
+    refs.approve = h('button', {
+      type: 'button',
+      class: 'btn btn-sm btn-approve',
+      'aria-label': `Approve ${id}`,
+      'data-testid': `approve-${id}`,
+      onclick: () => vote(id, true),
+    }, 'Approve');
+    refs.deny = h('button', {
+      type: 'button',
+      class: 'btn btn-sm btn-deny',
+      'aria-label': `Deny ${id}`,
+      'data-testid': `deny-${id}`,
+      onclick: () => vote(id, false),
+    }, 'Deny');
+    refs.actions = h('div', { class: 'actions' }, refs.input, refs.approve, refs.deny);
+    refs.msg = h('p', { class: 'approval-msg', role: 'status', hidden: true });
+    const el = h(
+      'article',
+      { class: 'approval new', 'data-testid': `approval-${id}`, dataset: { approvalId: id }, 'aria-label': `Approval ${id}` },
+      h('div', { class: 'approval-head' }, refs.risk, refs.state, h('span', { class: 'approval-id mono', title: id }, id), refs.countdown),
+      refs.cmd,
+      refs.reason,
+      refs.meta,
+      refs.votes,
+      h('details', { class: 'full-call' }, h('summary', null, 'Full call (redacted JSON)'), refs.json),
+      refs.actions,
+      refs.msg,
+    );
+    return { el, refs, busy: false };
+  }
+
+  /** The exact call, as the operator must see it before approving. */
+  function approvalCallText(a) {
+    const call = a.call || {};
+    const cmd = callCommand(call);
+    if (cmd != null) return cmd;
+    // Not a shell call: the tool and its full parameters, since any of them
+    // (a message body, a URL) may be what matters.
+    const params = call.params && Object.keys(call.params).length ? `\n${prettyJson(call.params)}` : '';
+    return `${call.tool || a.summary || '?'}${params}`;
+  }
+
+  function updateApprovalCard(card, a) {
+    const { el, refs } = card;
+    el.classList.toggle('approved', a.state === 'approved');
+    refs.risk.replaceWith((refs.risk = riskTag(a.risk)));
+    refs.state.textContent = a.state || '?';
+    refs.state.className = `badge badge-state ${a.state || ''}`;
+    refs.cmd.textContent = approvalCallText(a);
+    refs.reason.textContent = a.reason || '';
+    refs.json.textContent = prettyJson(a.call);
+
+    const call = a.call || {};
+    const meta = [
+      ['requester', requesterText(a.requester) || requesterText(call.requester)],
+      ['agent', a.agent || call.agent],
+      ['session', a.session || call.session],
+      ['cwd', a.cwd || call.cwd],
+      ['created', a.created_ms ? fmtTime(new Date(a.created_ms)) : null],
+    ].filter(([, v]) => v);
+    refs.meta.replaceChildren(...meta.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, String(v)))));
+
+    renderVotes(refs.votes, a);
+
+    // Deadline: a pending approval expires; an approved one must be used in its window.
+    if (a.state === 'approved' && a.usable_until_ms) {
+      refs.countdown.dataset.deadline = String(a.usable_until_ms);
+      refs.countdown.dataset.label = 'usable for';
+    } else if (a.expires_ms) {
+      refs.countdown.dataset.deadline = String(a.expires_ms);
+      refs.countdown.dataset.label = 'expires in';
+    } else {
+      delete refs.countdown.dataset.deadline;
+    }
+
+    const canVote = a.state === 'pending';
+    refs.actions.hidden = !canVote;
+    refs.approve.disabled = card.busy;
+    refs.deny.disabled = card.busy;
+
+    const msg = S.approvalMsgs.get(a.id);
+    if (!msg && a.state === 'approved') {
+      refs.msg.hidden = false;
+      refs.msg.className = 'approval-msg ok';
+      refs.msg.textContent = `Approved${a.resolution ? ` (${a.resolution})` : ''}: waiting for the agent to retry the call.`;
+    } else {
+      refs.msg.hidden = !msg;
+      if (msg) {
+        refs.msg.className = `approval-msg ${msg.kind}`;
+        refs.msg.setAttribute('role', msg.kind === 'error' ? 'alert' : 'status');
+        refs.msg.textContent = msg.text;
+      }
+    }
+  }
+
+  function renderVotes(el, a) {
+    const have = Number(a.have) || 0;
+    const need = Number(a.need) || (a.quorum && a.quorum.min_approvals) || 1;
+    const pips = h('span', { class: 'pips', 'aria-hidden': 'true' });
+    for (let i = 0; i < need; i++) pips.append(h('span', { class: `pip${i < have ? ' on' : ''}` }));
+    const parts = [pips, h('span', null, `${have} of ${need} approval${need === 1 ? '' : 's'}`)];
+    if (a.quorum && a.quorum.require_user) parts.push(h('span', null, '· a person must approve'));
+    for (const v of a.votes || []) {
+      const cls = `vote ${v.approve ? 'yes' : 'no'}${v.current === false ? ' stale' : ''}`;
+      const title = [v.kind, v.channel, v.relayed ? 'relayed' : null, v.reason, v.current === false ? 'stale: cast on an earlier version' : null]
+        .filter(Boolean)
+        .join(' · ');
+      parts.push(h('span', { class: cls, title }, `${v.approve ? '✓' : '✗'} ${v.identity || '?'}`));
+    }
+    el.replaceChildren(...parts);
+  }
+
+  function updateCountdowns() {
+    const now = Date.now();
+    for (const card of approvalCards.values()) {
+      const el = card.refs.countdown;
+      const deadline = Number(el.dataset.deadline);
+      if (!deadline) {
+        el.replaceChildren();
+        continue;
+      }
+      const left = deadline - now;
+      el.classList.toggle('urgent', left < URGENT_MS);
+      if (left <= 0) el.replaceChildren(h('b', null, 'expired'));
+      else el.replaceChildren(`${el.dataset.label} `, h('b', null, fmtClock(left)));
+    }
+  }
+
+  /** Approve or deny, with an optional reason and the operator's name. */
+  async function vote(id, approve) {
+    const card = approvalCards.get(id);
+    if (!card || card.busy) return;
+    const body = {};
+    const reason = card.refs.input.value.trim();
+    if (reason) body.reason = reason;
+    const who = $('as-name').value.trim();
+    if (who) body.as = who;
+
+    card.busy = true;
+    card.refs.approve.disabled = true;
+    card.refs.deny.disabled = true;
+    (approve ? card.refs.approve : card.refs.deny).textContent = approve ? 'Approving…' : 'Denying…';
+    const epoch = S.epoch;
+    let msg;
+    try {
+      const res = await api(`v1/approvals/${encodeURIComponent(id)}/${approve ? 'approve' : 'deny'}`, { method: 'POST', body });
+      if (epoch !== S.epoch) return;
+      msg = outcomeMessage(res);
+      card.refs.input.value = '';
+      if (res && res.approval) replaceApproval(res.approval);
+    } catch (e) {
+      if (epoch !== S.epoch || e.status === 401) return;
+      if (e.status === 409) msg = { kind: 'error', text: `Refused: ${e.message}` };
+      else if (e.status === 404) msg = { kind: 'error', text: 'This approval no longer exists: it was used, expired or resolved elsewhere.' };
+      else if (e.status === 403) msg = { kind: 'error', text: `Forbidden: ${e.message}` };
+      else msg = { kind: 'error', text: `${approve ? 'Approve' : 'Deny'} failed: ${e.message}` };
+    }
+    card.busy = false;
+    card.refs.approve.textContent = 'Approve';
+    card.refs.deny.textContent = 'Deny';
+    if (msg) S.approvalMsgs.set(id, msg);
+    renderApprovals();
+    refreshApprovals();
+  }
+
+  function outcomeMessage(res) {
+    const o = res && res.outcome;
+    if (o === 'approved') {
+      const until = res.usable_until_ms ? ` The agent may retry it until ${fmtTime(new Date(res.usable_until_ms))}.` : '';
+      return { kind: 'ok', text: `Approved.${until}` };
+    }
+    if (o === 'recorded') return { kind: 'info', text: `Vote recorded: ${res.have} of ${res.need} approvals so far.` };
+    if (o === 'denied') return { kind: 'info', text: 'Denied. The agent gets a block.' };
+    return { kind: 'info', text: `Done (${o || 'no outcome given'}).` };
+  }
+
+  function replaceApproval(view) {
+    const i = S.approvals.findIndex((a) => a.id === view.id);
+    const open = view.state === 'pending' || view.state === 'approved';
+    if (i >= 0) {
+      if (open) S.approvals[i] = view;
+      else S.approvals.splice(i, 1);
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Policy, state and audit
+
+  function onPolicyEvent(msg) {
+    const origin = msg.origin || '';
+    if (msg.event === 'reloaded') {
+      // A good reload clears any earlier rejection.
+      dismissToasts('policy-rejected');
+      toast('ok', 'Policy reloaded', origin, 6000, `policy-reloaded|${origin}`);
+    } else if (msg.event === 'rejected') {
+      // Stays until dismissed: the daemon keeps running the previous policy.
+      const body = `${origin ? origin + '\n' : ''}${msg.error || 'no error given'}\nThe previous policy stays in force.`;
+      toast('error', 'Policy change rejected', body, 0, `policy-rejected|${origin}|${msg.error}`);
+    } else {
+      toast('info', `Policy ${msg.event || 'event'}`, origin, 6000, `policy-${msg.event}|${origin}`);
+    }
+    // A burst of policy events needs one re-read of the state, not one each.
+    // A throttle, not a debounce: a steady stream must not postpone it forever.
+    if (!S.stateDebounce) {
+      S.stateDebounce = setTimeout(() => {
+        S.stateDebounce = 0;
+        loadState();
+      }, 300);
+    }
+  }
+
+  async function loadState() {
+    const epoch = S.epoch;
+    try {
+      const st = await api('v1/state');
+      if (epoch === S.epoch) applyState(st);
+    } catch (e) {
+      // Shown by the connection indicator and the next poll; 401 signs out.
+    }
+  }
+
+  function applyState(st) {
+    if (!st) return;
+    S.server = st;
+    S.serverAt = Date.now();
+    if (st.totals) {
+      S.totals = { allow: st.totals.allow || 0, block: st.totals.block || 0, escalate: st.totals.escalate || 0 };
+      // The totals include the second still open when they were read (the
+      // one after the newest closed bucket), partly. Counting stats buckets
+      // only after it keeps the tiles from ever counting a check twice; the
+      // next poll catches up on the rest.
+      const closed = Array.isArray(st.series) && st.series.length ? st.series[st.series.length - 1].t : null;
+      S.totalsFrom = closed != null ? closed + 2 : Math.floor(Date.now() / 1000) + 1;
+    }
+    if (st.version) $('version').textContent = `v${st.version}`;
+    if (Array.isArray(st.series)) seedSeries(st.series);
+    renderTotals();
+    renderStateList();
+    if (typeof st.pending_approvals === 'number' && !S.approvals.length) {
+      $('t-pending').textContent = fmtNum(st.pending_approvals);
+    }
+  }
+
+  function renderTotals() {
+    $('t-allow').textContent = fmtNum(S.totals.allow);
+    $('t-block').textContent = fmtNum(S.totals.block);
+    $('t-escalate').textContent = fmtNum(S.totals.escalate);
+  }
+
+  function renderStateList() {
+    const st = S.server;
+    if (!st) return;
+    const p = st.policy || {};
+    const err = $('policy-error');
+    err.hidden = !p.last_error;
+    err.textContent = p.last_error ? `Last policy reload failed (the previous policy stays in force):\n${p.last_error}` : '';
+    const rows = [
+      ['Policy', p.origin, true],
+      ['Loaded', p.loaded ? `${fmtRowTime(p.loaded)} (${fmtAgo(p.loaded)}), ${fmtNum(p.reloads || 0)} reload${p.reloads === 1 ? '' : 's'}` : null],
+      ['Store', st.store, true],
+      ['Listening', st.listen, true],
+      ['Started', st.started ? `${new Date(st.started).toLocaleString()}` : null],
+      ['Uptime', uptimeText(), false, 'uptime'],
+      ['Pending', fmtNum(st.pending_approvals)],
+      ['Audit log', st.audit ? `${fmtNum(st.audit.length)} entries, head ${shortHash(st.audit.head_hash)}` : null, true],
+      ['Version', st.version],
+    ].filter(([, v]) => v != null && v !== '');
+    const list = $('state-list');
+    list.replaceChildren(
+      ...rows.flatMap(([k, v, mono, id]) => [
+        h('dt', null, k),
+        h('dd', { class: mono ? 'mono' : null, id: id ? `state-${id}` : null, title: String(v) }, String(v)),
+      ]),
+    );
+  }
+
+  function uptimeText() {
+    const st = S.server;
+    if (!st || typeof st.uptime_s !== 'number') return null;
+    return fmtDuration(st.uptime_s * 1000 + (Date.now() - S.serverAt));
+  }
+
+  function renderUptime() {
+    const el = $('state-uptime');
+    const text = uptimeText();
+    if (el && text) el.textContent = text;
+  }
+
+  async function verifyAudit() {
+    const btn = $('audit-btn');
+    btn.disabled = true;
+    btn.textContent = 'Checking…';
+    const epoch = S.epoch;
+    try {
+      const res = await api('v1/audit/verify');
+      if (epoch === S.epoch) renderAudit(res, null);
+    } catch (e) {
+      if (epoch === S.epoch && e.status !== 401) renderAudit(null, e);
+    } finally {
+      if (epoch === S.epoch) {
+        btn.disabled = false;
+        btn.textContent = 'Re-check';
+      }
+    }
+  }
+
+  function renderAudit(res, error) {
+    const body = $('audit-body');
+    const tile = $('t-audit');
+    const checked = `checked ${fmtTime(new Date())}`;
+    if (error) {
+      body.replaceChildren(h('p', { class: 'audit-status bad' }, 'Could not verify'), h('p', { class: 'audit-detail' }, error.message));
+      tile.textContent = 'unknown';
+      tile.className = 'tile-value';
+      return;
+    }
+    if (res && res.ok) {
+      body.dataset.ok = 'true';
+      body.replaceChildren(
+        h('p', { class: 'audit-status ok' }, '✓ Chain intact'),
+        h(
+          'p',
+          { class: 'audit-detail' },
+          h('b', null, fmtNum(res.entries)),
+          res.entries === 1 ? ' entry · head ' : ' entries · head ',
+          h('b', { title: res.head_hash || '' }, shortHash(res.head_hash)),
+          res.head_seq != null ? ` (seq ${res.head_seq})` : '',
+          ` · ${checked}`,
+        ),
+      );
+      tile.textContent = '✓ intact';
+      tile.className = 'tile-value ok';
+    } else {
+      body.dataset.ok = 'false';
+      body.replaceChildren(
+        h('p', { class: 'audit-status bad' }, `✗ Chain broken at seq ${res && res.seq != null ? res.seq : '?'}`),
+        h('p', { class: 'audit-detail' }, (res && res.why) || 'no reason given', ` · ${checked}`),
+      );
+      tile.textContent = `✗ broken @${res && res.seq != null ? res.seq : '?'}`;
+      tile.className = 'tile-value bad';
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Toasts
+
+  const toastsByKey = new Map(); // key -> {el, count, timer, titleEl, ttl}
+
+  /**
+   * Shows a toast. The same key again (a burst of identical events) bumps a
+   * counter on the toast already shown instead of stacking copies.
+   */
+  function toast(kind, title, text, ttl, key) {
+    const known = key && toastsByKey.get(key);
+    if (known && known.el.isConnected) {
+      known.count += 1;
+      known.titleEl.textContent = `${title} (×${known.count})`;
+      armToast(known);
+      return;
+    }
+    const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss' }, '×');
+    const titleEl = h('div', { class: 'toast-title' }, title);
+    const el = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status', dataset: { key: key || '' } },
+      titleEl, close, text ? h('div', { class: 'toast-body' }, text) : null);
+    const entry = { el, count: 1, timer: 0, titleEl, ttl };
+    if (key) toastsByKey.set(key, entry);
+    close.addEventListener('click', () => removeToast(key, el));
+    const box = $('toasts');
+    box.append(el);
+    while (box.children.length > 5) removeToast(box.firstElementChild.dataset.key, box.firstElementChild);
+    armToast(entry);
+  }
+
+  function armToast(entry) {
+    clearTimeout(entry.timer);
+    if (entry.ttl > 0) entry.timer = setTimeout(() => removeToast(null, entry.el), entry.ttl);
+  }
+
+  function removeToast(key, el) {
+    el.remove();
+    if (key && toastsByKey.get(key) && toastsByKey.get(key).el === el) toastsByKey.delete(key);
+  }
+
+  /** Removes the toasts whose key starts with prefix. */
+  function dismissToasts(prefix) {
+    for (const [key, entry] of [...toastsByKey]) {
+      if (key.startsWith(prefix)) {
+        entry.el.remove();
+        toastsByKey.delete(key);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Charts: canvas, no libraries
+
+  function seedSeries(series) {
+    for (const b of series) if (b && typeof b.t === 'number') S.series.set(b.t, b);
+    pruneSeries();
+    queueDraw();
+  }
+
+  function onStats(msg) {
+    const { type, ...bucket } = msg;
+    void type;
+    if (typeof bucket.t !== 'number') return;
+    S.series.set(bucket.t, bucket);
+    if (bucket.t >= S.totalsFrom) {
+      for (const k of DECISIONS) S.totals[k] += bucket[k] || 0;
+      renderTotals();
+    }
+    pruneSeries();
+    queueDraw();
+  }
+
+  function pruneSeries() {
+    let latest = S.latestT;
+    for (const t of S.series.keys()) if (t > latest) latest = t;
+    S.latestT = latest;
+    for (const t of S.series.keys()) if (t <= latest - SERIES_SECONDS) S.series.delete(t);
+    renderRates();
+  }
+
+  /** The tiles derived from the last minute of buckets. */
+  function renderRates() {
+    let checks = 0;
+    let p99 = 0;
+    for (let t = S.latestT - 59; t <= S.latestT; t++) {
+      const b = S.series.get(t);
+      if (!b) continue;
+      checks += (b.allow || 0) + (b.block || 0) + (b.escalate || 0);
+      if (b.p99_us > p99) p99 = b.p99_us;
+    }
+    $('t-rate').textContent = S.latestT ? fmtNum(checks) : '–';
+    $('t-p99').textContent = S.latestT ? fmtMicros(p99) : '–';
+  }
+
+  function queueDraw() {
+    if (S.drawQueued) return;
+    S.drawQueued = true;
+    requestAnimationFrame(() => {
+      S.drawQueued = false;
+      drawCharts();
+    });
+  }
+
+  function drawCharts() {
+    if ($('app').hidden) return;
+    drawDecisionsChart();
+    drawLatencyChart();
+  }
+
+  function cssVar(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  /** Sizes the backing store to CSS pixels × devicePixelRatio, so lines stay sharp. */
+  function prepareCanvas(canvas) {
+    const dpr = window.devicePixelRatio || 1;
+    const rect = canvas.getBoundingClientRect();
+    const w = Math.max(1, Math.round(rect.width * dpr));
+    const ht = Math.max(1, Math.round(rect.height * dpr));
+    if (canvas.width !== w || canvas.height !== ht) {
+      canvas.width = w;
+      canvas.height = ht;
+    }
+    const ctx = canvas.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, rect.width, rect.height);
+    return { ctx, w: rect.width, h: rect.height };
+  }
+
+  /** A round axis maximum and step (1, 2, 5 × 10^k) for about 4 gridlines. */
+  function niceScale(max) {
+    if (!(max > 0)) return { max: 1, step: 1 };
+    const rough = max / 4;
+    const mag = 10 ** Math.floor(Math.log10(rough));
+    const norm = rough / mag;
+    const step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
+    return { max: Math.ceil(max / step) * step, step };
+  }
+
+  const PAD = { left: 44, right: 8, top: 8, bottom: 18 };
+
+  /** The 600 seconds on the x axis, ending at the newest bucket. */
+  function timeWindow() {
+    const end = S.latestT || Math.floor(Date.now() / 1000) - 1;
+    return { start: end - SERIES_SECONDS + 1, end };
+  }
+
+  function drawGrid(ctx, w, hgt, scale, fmt, win) {
+    const plotW = w - PAD.left - PAD.right;
+    const plotH = hgt - PAD.top - PAD.bottom;
+    ctx.font = `10px ${cssVar('--sans') || 'sans-serif'}`;
+    ctx.fillStyle = cssVar('--muted');
+    ctx.strokeStyle = cssVar('--grid');
+    ctx.lineWidth = 1;
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'middle';
+    for (let v = 0; v <= scale.max + scale.step / 2; v += scale.step) {
+      const y = Math.round(PAD.top + plotH - (v / scale.max) * plotH) + 0.5;
+      ctx.beginPath();
+      ctx.moveTo(PAD.left, y);
+      ctx.lineTo(PAD.left + plotW, y);
+      ctx.stroke();
+      ctx.fillText(fmt(v), PAD.left - 6, y);
+    }
+    // Time labels on whole minutes, every two minutes.
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'top';
+    const firstMinute = Math.ceil(win.start / 60) * 60;
+    for (let t = firstMinute; t <= win.end; t += 60) {
+      if ((t / 60) % 2 !== 0) continue;
+      const x = PAD.left + ((t - win.start + 0.5) / SERIES_SECONDS) * plotW;
+      const d = new Date(t * 1000);
+      const label = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+      // Keep the label inside the canvas near the edges.
+      const half = ctx.measureText(label).width / 2;
+      ctx.fillText(label, Math.min(Math.max(x, PAD.left + half), w - half - 1), PAD.top + plotH + 4);
+    }
+    return { plotW, plotH };
+  }
+
+  function drawHoverLine(ctx, t, win, plotW, plotH) {
+    if (t == null || t < win.start || t > win.end) return;
+    const x = Math.round(PAD.left + ((t - win.start + 0.5) / SERIES_SECONDS) * plotW) + 0.5;
+    ctx.strokeStyle = cssVar('--muted');
+    ctx.setLineDash([3, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, PAD.top);
+    ctx.lineTo(x, PAD.top + plotH);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+
+  function drawDecisionsChart() {
+    const canvas = $('dec-chart');
+    const { ctx, w, h: hgt } = prepareCanvas(canvas);
+    const win = timeWindow();
+    let max = 0;
+    let sum = { allow: 0, block: 0, escalate: 0 };
+    for (let t = win.start; t <= win.end; t++) {
+      const b = S.series.get(t);
+      if (!b) continue;
+      max = Math.max(max, (b.allow || 0) + (b.block || 0) + (b.escalate || 0));
+      for (const k of DECISIONS) sum[k] += b[k] || 0;
+    }
+    const scale = niceScale(max);
+    const { plotW, plotH } = drawGrid(ctx, w, hgt, scale, (v) => fmtNum(v), win);
+    const bw = plotW / SERIES_SECONDS;
+    const colors = { allow: cssVar('--allow'), escalate: cssVar('--escalate'), block: cssVar('--block') };
+    // Stack bottom-up: allow, escalate, block. One path per colour is much
+    // cheaper than a fill per rectangle.
+    for (const [k, below] of [['allow', []], ['escalate', ['allow']], ['block', ['allow', 'escalate']]]) {
+      ctx.beginPath();
+      for (let t = win.start; t <= win.end; t++) {
+        const b = S.series.get(t);
+        if (!b || !b[k]) continue;
+        const base = below.reduce((s, key) => s + (b[key] || 0), 0);
+        const x = PAD.left + (t - win.start) * bw;
+        const y0 = PAD.top + plotH - (base / scale.max) * plotH;
+        const y1 = PAD.top + plotH - ((base + b[k]) / scale.max) * plotH;
+        ctx.rect(x, y1, Math.max(bw - (bw > 3 ? 1 : 0), 1), y0 - y1);
+      }
+      ctx.fillStyle = colors[k];
+      ctx.fill();
+    }
+    if (max === 0) drawNoData(ctx, w, plotH, 'No decisions in the last 10 minutes');
+    drawHoverLine(ctx, S.hover.dec, win, plotW, plotH);
+
+    const readout = $('dec-readout');
+    const ht = S.hover.dec;
+    if (ht != null) {
+      const b = S.series.get(ht) || {};
+      readout.textContent = `${fmtTime(new Date(ht * 1000))}  allow ${b.allow || 0} · escalate ${b.escalate || 0} · block ${b.block || 0}`;
+    } else {
+      readout.textContent = `10 min: ${fmtNum(sum.allow)} allow · ${fmtNum(sum.escalate)} escalate · ${fmtNum(sum.block)} block`;
+    }
+  }
+
+  function drawLatencyChart() {
+    const canvas = $('lat-chart');
+    const { ctx, w, h: hgt } = prepareCanvas(canvas);
+    const win = timeWindow();
+    let max = 0;
+    for (let t = win.start; t <= win.end; t++) {
+      const b = S.series.get(t);
+      if (b) max = Math.max(max, b.p99_us || 0, b.p50_us || 0);
+    }
+    const scale = niceScale(max);
+    const { plotW, plotH } = drawGrid(ctx, w, hgt, scale, (v) => (v === 0 ? '0' : fmtMicrosShort(v)), win);
+    const bw = plotW / SERIES_SECONDS;
+    const yOf = (v) => PAD.top + plotH - (v / scale.max) * plotH;
+    const xOf = (t) => PAD.left + (t - win.start + 0.5) * bw;
+
+    // Empty buckets (0) are gaps, not zero latency.
+    const line = (key, color, width) => {
+      ctx.beginPath();
+      let pen = false;
+      for (let t = win.start; t <= win.end; t++) {
+        const b = S.series.get(t);
+        const v = b && b[key];
+        if (!(v > 0)) {
+          pen = false;
+          continue;
+        }
+        if (pen) ctx.lineTo(xOf(t), yOf(v));
+        else {
+          ctx.moveTo(xOf(t), yOf(v));
+          // A lone point still needs to be visible.
+          ctx.lineTo(xOf(t) + 0.01, yOf(v));
+        }
+        pen = true;
+      }
+      ctx.strokeStyle = color;
+      ctx.lineWidth = width;
+      ctx.lineJoin = 'round';
+      ctx.lineCap = 'round';
+      ctx.stroke();
+    };
+    line('p99_us', cssVar('--p99'), 1.5);
+    line('p50_us', cssVar('--p50'), 1.5);
+    if (max === 0) drawNoData(ctx, w, plotH, 'No checks in the last 10 minutes');
+    ctx.lineWidth = 1;
+    drawHoverLine(ctx, S.hover.lat, win, plotW, plotH);
+
+    const readout = $('lat-readout');
+    const ht = S.hover.lat;
+    if (ht != null) {
+      const b = S.series.get(ht) || {};
+      readout.textContent = `${fmtTime(new Date(ht * 1000))}  p50 ${fmtMicros(b.p50_us)} · p99 ${fmtMicros(b.p99_us)}`;
+    } else {
+      const last = lastNonEmpty();
+      readout.textContent = last ? `last: p50 ${fmtMicros(last.p50_us)} · p99 ${fmtMicros(last.p99_us)}` : '';
+    }
+  }
+
+  function lastNonEmpty() {
+    for (let t = S.latestT; t > S.latestT - SERIES_SECONDS; t--) {
+      const b = S.series.get(t);
+      if (b && b.p50_us > 0) return b;
+    }
+    return null;
+  }
+
+  function drawNoData(ctx, w, plotH, text) {
+    ctx.fillStyle = cssVar('--faint');
+    ctx.font = `12px ${cssVar('--sans') || 'sans-serif'}`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText(text, PAD.left + (w - PAD.left - PAD.right) / 2, PAD.top + plotH / 2);
+  }
+
+  /** Hovering a chart shows that second's numbers in its header. */
+  function bindChartHover(canvas, key) {
+    canvas.addEventListener('mousemove', (ev) => {
+      const rect = canvas.getBoundingClientRect();
+      const plotW = rect.width - PAD.left - PAD.right;
+      const x = ev.clientX - rect.left - PAD.left;
+      if (x < 0 || x > plotW) {
+        S.hover[key] = null;
+      } else {
+        const win = timeWindow();
+        S.hover[key] = win.start + Math.min(SERIES_SECONDS - 1, Math.floor((x / plotW) * SERIES_SECONDS));
+      }
+      queueDraw();
+    });
+    canvas.addEventListener('mouseleave', () => {
+      S.hover[key] = null;
+      queueDraw();
+    });
+  }
+
+  /** Redraw on resize and when the pixel ratio changes (zoom, other monitor). */
+  function watchCanvasSize() {
+    if ('ResizeObserver' in window) {
+      const ro = new ResizeObserver(() => queueDraw());
+      ro.observe($('dec-chart'));
+      ro.observe($('lat-chart'));
+    }
+    window.addEventListener('resize', queueDraw);
+    const watchDpr = () => {
+      const mq = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+      mq.addEventListener('change', () => {
+        queueDraw();
+        watchDpr();
+      }, { once: true });
+    };
+    watchDpr();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Theme
+
+  const THEMES = ['auto', 'light', 'dark'];
+
+  function applyTheme(theme) {
+    if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
+    else delete document.documentElement.dataset.theme;
+    $('theme-btn').textContent = `Theme: ${theme}`;
+    queueDraw(); // chart colours come from CSS variables
+  }
+
+  function cycleTheme() {
+    const cur = localStorage.getItem(THEME_KEY) || 'auto';
+    const next = THEMES[(THEMES.indexOf(cur) + 1) % THEMES.length];
+    localStorage.setItem(THEME_KEY, next);
+    applyTheme(next);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Wiring
+
+  function init() {
+    applyTheme(localStorage.getItem(THEME_KEY) || 'auto');
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', queueDraw);
+
+    $('login-form').addEventListener('submit', onLoginSubmit);
+    $('signout-btn').addEventListener('click', () => signOut('Signed out.'));
+    $('theme-btn').addEventListener('click', cycleTheme);
+    $('audit-btn').addEventListener('click', verifyAudit);
+    $('older-btn').addEventListener('click', loadOlder);
+    $('as-name').addEventListener('change', (ev) => localStorage.setItem(NAME_KEY, ev.target.value.trim()));
+
+    $('filters').addEventListener('submit', (ev) => ev.preventDefault());
+    $('f-decision').addEventListener('change', onFiltersChanged);
+    $('f-risk').addEventListener('change', onFiltersChanged);
+    $('f-tool').addEventListener('input', onFiltersChanged);
+    $('f-clear').addEventListener('click', () => {
+      $('f-decision').value = '';
+      $('f-risk').value = '';
+      $('f-tool').value = '';
+      onFiltersChanged();
+    });
+
+    // One listener for every row, present and future.
+    const body = $('feed-body');
+    body.addEventListener('click', (ev) => {
+      const row = ev.target.closest('tr.row');
+      if (row && !window.getSelection().toString()) toggleRow(row);
+    });
+    body.addEventListener('keydown', (ev) => {
+      const row = ev.target.closest('tr.row');
+      if (row && (ev.key === 'Enter' || ev.key === ' ')) {
+        ev.preventDefault();
+        toggleRow(row);
+      }
+    });
+
+    bindChartHover($('dec-chart'), 'dec');
+    bindChartHover($('lat-chart'), 'lat');
+    watchCanvasSize();
+
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) start(token, null);
+    else showLogin('');
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+})();

@@ -1,0 +1,107 @@
+// The control UI against a real daemon (started by run.sh): an operator
+// signs in, an agent's escalated call appears live in the pending panel,
+// the operator approves it in the browser, and the agent's waiting
+// `POST /v1/check?wait=30s` returns allow.
+'use strict';
+
+const { test, expect } = require('@playwright/test');
+const crypto = require('node:crypto');
+
+const BASE = process.env.TOOLGATE_URL || 'http://127.0.0.1:7878';
+const OPERATOR = process.env.TOOLGATE_OPERATOR_TOKEN;
+const AGENT = process.env.TOOLGATE_AGENT_TOKEN;
+
+test.beforeAll(() => {
+  if (!OPERATOR || !AGENT) {
+    throw new Error('TOOLGATE_OPERATOR_TOKEN and TOOLGATE_AGENT_TOKEN must be set (run tests/e2e/ui/run.sh)');
+  }
+});
+
+/** Signs in through the form and waits for the live feed to connect. */
+async function signIn(page, token) {
+  await page.goto('/');
+  await page.getByLabel('Operator token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Starts an agent's check that waits for approval; resolves to {status, body}. */
+function checkAndWait(call, wait = '30s') {
+  return fetch(`${BASE}/v1/check?wait=${wait}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${AGENT}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(call),
+  }).then(async (res) => ({ status: res.status, body: await res.json() }));
+}
+
+test('an escalated call appears live and is approved from the browser', async ({ page }) => {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+
+  await signIn(page, OPERATOR);
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+  await expect(page.getByTestId('audit')).toContainText('Chain intact');
+
+  // A marker that a page reload would wipe: the approval must arrive live.
+  await page.evaluate(() => {
+    window.__noReload = true;
+  });
+
+  // `git push origin main` escalates (R3) under the default policy. A
+  // session unique to this run keeps it apart from anything else.
+  const session = `e2e-${crypto.randomBytes(4).toString('hex')}`;
+  const command = 'git push origin main';
+  const call = { tool: 'exec', params: { command }, session };
+  const pending = checkAndWait(call);
+
+  const card = page.locator('[data-testid^="approval-"]').filter({ hasText: session });
+  await expect(card).toBeVisible();
+  await expect(card.locator('pre.cmd')).toHaveText(command);
+  await expect(card).toContainText('R3');
+  await expect(card).toContainText(/expires in \d+:\d\d/);
+  const id = await card.getAttribute('data-approval-id');
+  expect(id).toBeTruthy();
+
+  // The escalation is in the feed before anyone approves.
+  const feed = page.getByTestId('feed');
+  const rowsFor = (decision) => feed.locator(`tr.row[data-decision="${decision}"]`).filter({ hasText: command });
+  await expect(rowsFor('escalate')).toHaveCount(1);
+  await expect(rowsFor('allow')).toHaveCount(0);
+
+  await page.getByRole('button', { name: `Approve ${id}` }).click();
+
+  const answer = await pending;
+  expect(answer.status).toBe(200);
+  expect(answer.body.decision).toBe('allow');
+
+  // The allow follows in the feed, newest first, and the approval leaves
+  // the pending panel once the retry consumed it.
+  await expect(rowsFor('allow')).toHaveCount(1);
+  const seqs = await feed.locator('tr.row').filter({ hasText: command }).evaluateAll((rows) =>
+    rows.map((r) => ({ seq: Number(r.dataset.seq), decision: r.dataset.decision })),
+  );
+  expect(seqs.map((r) => r.decision)).toEqual(['allow', 'escalate']);
+  expect(seqs[0].seq).toBeGreaterThan(seqs[1].seq);
+  await expect(card).toHaveCount(0);
+
+  // Expanding a row shows the redacted call.
+  await rowsFor('allow').click();
+  await expect(feed.locator('tr.detail pre.json').first()).toContainText(session);
+
+  expect(await page.evaluate(() => window.__noReload)).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test('a wrong token is refused with a message on the sign-in screen', async ({ page }) => {
+  await signIn(page, `wrong-${crypto.randomBytes(8).toString('hex')}`);
+  const error = page.locator('#login-error');
+  await expect(error).toBeVisible();
+  await expect(error).toContainText('not accepted');
+  await expect(page.locator('#app')).toBeHidden();
+  expect(await page.evaluate(() => sessionStorage.getItem('toolgate.operatorToken'))).toBeNull();
+});
+
+test('the agent token cannot sign in', async ({ page }) => {
+  await signIn(page, AGENT);
+  await expect(page.locator('#login-error')).toContainText('not an operator token');
+  await expect(page.locator('#app')).toBeHidden();
+});

@@ -81,6 +81,10 @@ pub struct App {
     pub started_ms: i64,
     /// The address it listens on.
     pub listen: String,
+    /// Set to `true` when the daemon is stopping.
+    pub shutdown: tokio::sync::watch::Sender<bool>,
+    /// Slots for `?wait` long polls.
+    pub waiters: Arc<tokio::sync::Semaphore>,
 }
 
 impl App {

@@ -5,6 +5,7 @@
 
 use crate::error::ApiError;
 use axum::http::HeaderMap;
+use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -115,11 +116,12 @@ impl Tokens {
     }
 
     /// The role a presented token grants, if any. Both secrets are always
-    /// compared, in constant time, so timing tells nothing about either.
+    /// compared, as SHA-256 digests in constant time, so timing tells
+    /// nothing about either, not even its length.
     pub fn role_of(&self, presented: &str) -> Option<Role> {
-        let p = presented.as_bytes();
-        let is_operator: bool = p.ct_eq(self.operator.as_bytes()).into();
-        let is_agent: bool = p.ct_eq(self.agent.as_bytes()).into();
+        let p = Sha256::digest(presented.as_bytes());
+        let is_operator: bool = p.ct_eq(&Sha256::digest(self.operator.as_bytes())).into();
+        let is_agent: bool = p.ct_eq(&Sha256::digest(self.agent.as_bytes())).into();
         if is_operator {
             Some(Role::Operator)
         } else if is_agent {
@@ -215,7 +217,25 @@ fn one(
             Ok((token, TokenSource::File(path)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let mode = std::fs::metadata(&path).map_err(io)?.permissions().mode();
+            use std::os::unix::fs::MetadataExt;
+            // Not followed: a symlink planted here could point the daemon
+            // at a token someone else controls.
+            let meta = std::fs::symlink_metadata(&path).map_err(io)?;
+            if !meta.file_type().is_file() {
+                return Err(TokenError::Invalid(format!(
+                    "{} is not a regular file (a symlink?): remove it and start again to get a new token",
+                    path.display()
+                )));
+            }
+            let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+            if me.is_some_and(|uid| uid != meta.uid()) {
+                return Err(TokenError::Invalid(format!(
+                    "{} belongs to another user (uid {}): run toolgate as its owner or remove the file",
+                    path.display(),
+                    meta.uid()
+                )));
+            }
+            let mode = meta.permissions().mode();
             if mode & 0o077 != 0 {
                 return Err(TokenError::Invalid(format!(
                     "{} is readable by other users (mode {:o}): run `chmod 600 {}`",

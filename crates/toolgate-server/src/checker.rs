@@ -1,56 +1,88 @@
-//! Group commit for checks: handlers queue calls; one worker thread takes
-//! every call waiting (up to [`MAX_BATCH`]), decides and records them in one
-//! transaction, and answers each. Under load one fsync covers many calls,
-//! which is what lets durable audit keep up with thousands of checks a
-//! second; when idle a batch is a single call and waits for nothing.
+//! Checks in two halves. The engine's judgement is CPU work with no lock:
+//! it runs on the blocking pool, at most a few at a time (so one agent
+//! sending huge commands uses its share of the CPU, not the writer). The
+//! record is I/O under the store's write lock: one `toolgate-commit` thread
+//! takes every judged call waiting (up to [`MAX_BATCH`]) and records them
+//! in one transaction, so under load one fsync covers many calls; idle, a
+//! batch is a single call and waits for nothing.
 
 use crate::error::ApiError;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use tokio::sync::{Notify, oneshot};
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, oneshot};
 use toolgate_core::model::{Decision, ToolCall};
-use toolgate_store::Gate;
+use toolgate_store::{Gate, Judged};
 
 /// Most calls recorded in one transaction.
 pub const MAX_BATCH: usize = 256;
 
-/// Calls that may wait for the worker before new ones are turned away (503).
+/// Judged calls that may wait for the writer before new ones are turned
+/// away (503).
 pub const QUEUE_DEPTH: usize = 8192;
 
+/// How long a call may wait for a judging slot before it is turned away
+/// (503): long enough to ride out a burst, short enough that a hook gets a
+/// real answer before its own deadline.
+pub const JUDGE_WAIT: Duration = Duration::from_secs(5);
+
 struct Job {
-    call: ToolCall,
+    gate: Arc<Gate>,
+    judged: Judged,
     reply: oneshot::Sender<Result<Decision, ApiError>>,
 }
 
 /// The handle handlers use to have calls decided.
 #[derive(Clone)]
 pub struct Checker {
+    gate: Arc<ArcSwap<Gate>>,
+    judging: Arc<Semaphore>,
     queue: SyncSender<Job>,
 }
 
 impl Checker {
-    /// Starts the worker thread. It decides with whatever gate `gate` holds
-    /// when a batch starts (so a policy reload applies to the next batch),
-    /// and wakes `committed` after each commit.
+    /// Starts the writer thread. Each call is judged and recorded by the
+    /// gate `gate` holds when it arrives (a reload applies to later calls),
+    /// and `committed` is woken after each commit.
     pub fn start(gate: Arc<ArcSwap<Gate>>, committed: Arc<Notify>) -> std::io::Result<Checker> {
         let (queue, jobs) = std::sync::mpsc::sync_channel(QUEUE_DEPTH);
         std::thread::Builder::new()
             .name("toolgate-commit".into())
-            .spawn(move || work(jobs, gate, committed))?;
-        Ok(Checker { queue })
+            .spawn(move || work(jobs, committed))?;
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Ok(Checker {
+            gate,
+            judging: Arc::new(Semaphore::new(cores * 2)),
+            queue,
+        })
     }
 
     /// Decides and durably records one call.
     pub async fn check(&self, call: ToolCall) -> Result<Decision, ApiError> {
+        let overloaded = || {
+            ApiError::unavailable("toolgate is overloaded (too many checks waiting): retry shortly")
+        };
+        let permit = tokio::time::timeout(JUDGE_WAIT, self.judging.clone().acquire_owned())
+            .await
+            .map_err(|_| overloaded())?
+            .map_err(|_| ApiError::unavailable("toolgate is shutting down: retry shortly"))?;
+        let gate = self.gate.load_full();
+        let judge_gate = gate.clone();
+        let judged = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            judge_gate.judge(call)
+        })
+        .await
+        .map_err(|_| ApiError::internal("toolgate failed judging this call"))?;
         let (reply, answer) = oneshot::channel();
-        match self.queue.try_send(Job { call, reply }) {
+        match self.queue.try_send(Job {
+            gate,
+            judged,
+            reply,
+        }) {
             Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                return Err(ApiError::unavailable(
-                    "toolgate is overloaded (too many checks waiting): retry shortly",
-                ));
-            }
+            Err(TrySendError::Full(_)) => return Err(overloaded()),
             Err(TrySendError::Disconnected(_)) => {
                 return Err(ApiError::unavailable(
                     "toolgate is shutting down: retry shortly",
@@ -63,42 +95,66 @@ impl Checker {
     }
 }
 
-fn work(jobs: Receiver<Job>, gate: Arc<ArcSwap<Gate>>, committed: Arc<Notify>) {
-    while let Ok(first) = jobs.recv() {
+fn work(jobs: Receiver<Job>, committed: Arc<Notify>) {
+    let mut pending: Option<Job> = None;
+    loop {
+        let first = match pending.take() {
+            Some(j) => j,
+            None => match jobs.recv() {
+                Ok(j) => j,
+                Err(_) => return,
+            },
+        };
+        // One batch: calls judged by the same gate, still awaited by
+        // someone (a caller that gave up gets no answer, so the call cannot
+        // run, and recording it would only claim it was answered).
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
-                Ok(j) => batch.push(j),
+                Ok(j) if Arc::ptr_eq(&j.gate, &batch[0].gate) => batch.push(j),
+                Ok(j) => {
+                    pending = Some(j);
+                    break;
+                }
                 Err(_) => break,
             }
         }
-        let calls: Vec<ToolCall> = batch.iter().map(|j| j.call.clone()).collect();
-        let gate = gate.load_full();
-        // A panic deciding one call must not take the daemon's only writer
-        // down with it: the batch fails, the worker goes on.
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gate.check_batch(&calls)));
-        match result {
-            Ok(Ok(decisions)) => {
-                for (job, d) in batch.into_iter().zip(decisions) {
-                    let _ = job.reply.send(Ok(d));
-                }
-            }
-            Ok(Err(e)) => {
-                let e = ApiError::from(e);
-                for job in batch {
-                    let _ = job.reply.send(Err(e.clone()));
-                }
-            }
-            Err(_) => {
-                tracing::error!(calls = calls.len(), "deciding a batch panicked");
-                for job in batch {
-                    let _ = job.reply.send(Err(ApiError::internal(
-                        "toolgate failed deciding this call",
-                    )));
-                }
+        batch.retain(|j| !j.reply.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
+        record(batch);
+        committed.notify_one();
+    }
+}
+
+fn record(batch: Vec<Job>) {
+    let gate = batch[0].gate.clone();
+    let (judged, replies): (Vec<Judged>, Vec<_>) =
+        batch.into_iter().map(|j| (j.judged, j.reply)).unzip();
+    // A panic recording one call must not take the daemon's only writer
+    // down with it: the batch fails, the worker goes on.
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gate.record_batch(&judged)));
+    match result {
+        Ok(Ok(decisions)) => {
+            for (reply, d) in replies.into_iter().zip(decisions) {
+                let _ = reply.send(Ok(d));
             }
         }
-        committed.notify_one();
+        Ok(Err(e)) => {
+            let e = ApiError::from(e);
+            for reply in replies {
+                let _ = reply.send(Err(e.clone()));
+            }
+        }
+        Err(_) => {
+            tracing::error!(calls = judged.len(), "recording a batch panicked");
+            for reply in replies {
+                let _ = reply.send(Err(ApiError::internal(
+                    "toolgate failed recording this call",
+                )));
+            }
+        }
     }
 }

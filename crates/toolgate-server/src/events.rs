@@ -17,8 +17,6 @@ const TAIL_EVERY: Duration = Duration::from_millis(250);
 const TAIL_BATCH: usize = 2_000;
 /// How often due approvals are expired and open ones counted.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
-/// Open approvals counted at most (the gauge saturates there).
-const MAX_COUNTED: usize = 10_000;
 /// Approvals remembered for time-to-decision.
 const REMEMBERED: usize = 10_000;
 
@@ -127,14 +125,12 @@ async fn sweep(app: Arc<App>) {
         let (store, clock) = (app.store.clone(), app.clock.clone());
         let counted = tokio::task::spawn_blocking(move || {
             toolgate_store::expire_due(&*store, &*clock)?;
-            let mut tx = store.begin()?;
-            // Read-only: dropping the transaction rolls nothing back.
-            tx.approvals(true, MAX_COUNTED).map(|v| v.len())
+            store.count_open_approvals()
         })
         .await;
         match counted {
             Ok(Ok(n)) => {
-                app.pending.store(n as u64, Ordering::Relaxed);
+                app.pending.store(n, Ordering::Relaxed);
                 metrics::gauge!("toolgate_pending_approvals").set(n as f64);
             }
             Ok(Err(e)) => tracing::warn!(error = %e, "cannot expire or count approvals"),

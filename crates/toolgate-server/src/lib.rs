@@ -13,6 +13,7 @@ pub mod auth;
 pub mod checker;
 pub mod error;
 pub mod events;
+pub mod listen;
 pub mod metrics;
 pub mod records;
 pub mod reload;
@@ -39,6 +40,10 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use toolgate_core::paths::Env;
 use toolgate_store::{Clock, Gate, Store};
+
+/// Most `?wait` long polls held open at once; past it an escalation is
+/// answered at once, without waiting.
+pub const MAX_WAITERS: usize = 1024;
 
 /// How long an ordinary request may take (not `/ws`, not a `?wait=` check).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -139,6 +144,8 @@ impl Server {
             audit_head: Mutex::new((0, String::new())),
             started_ms: now,
             listen,
+            shutdown: tokio::sync::watch::Sender::new(false),
+            waiters: Arc::new(tokio::sync::Semaphore::new(MAX_WAITERS)),
         });
         Ok(Server { app, listener })
     }
@@ -159,12 +166,15 @@ impl Server {
         events::spawn_all(&self.app);
         let _watcher = reload::start(&self.app);
         let router = router(self.app.clone());
-        axum::serve(
-            self.listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(shutdown)
-        .await
+        let app = self.app.clone();
+        let stop = async move {
+            shutdown.await;
+            // Release `?wait` long polls and WebSockets, which would
+            // otherwise hold shutdown open.
+            app.shutdown.send_replace(true);
+        };
+        listen::serve(self.listener, router, stop).await;
+        Ok(())
     }
 }
 
@@ -206,11 +216,14 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     ))
 }
 
-/// Bounds ordinary requests; long polls and WebSockets are exempt.
+/// Bounds ordinary requests. Long polls and WebSockets are exempt, and so
+/// are hook endpoints, which keep their own shorter deadline and must answer
+/// `deny` (never an error status, which a hook runner treats as "run it").
 async fn timeout(req: Request, next: Next) -> Response {
-    let long = req.uri().path() == "/ws"
-        || (req.uri().path() == "/v1/check"
-            && req.uri().query().is_some_and(|q| q.contains("wait=")));
+    let path = req.uri().path();
+    let long = path == "/ws"
+        || path.starts_with("/v1/hooks/")
+        || (path == "/v1/check" && req.uri().query().is_some_and(|q| q.contains("wait=")));
     if long {
         return next.run(req).await;
     }

@@ -92,10 +92,10 @@ pub async fn reload(app: &Arc<App>, why: &str) {
     let loaded = tokio::task::spawn_blocking(move || loader())
         .await
         .unwrap_or_else(|_| Err("loading the policy panicked".to_string()));
-    let origin = app.policy_status().origin;
+    let mut origin = app.policy_status().origin;
     let (result, error) = match loaded {
         Ok(engine) => {
-            let origin = engine.policy().origin().to_string();
+            origin = engine.policy().origin().to_string();
             app.install(engine);
             let now = rfc3339_ms(app.clock.now_ms());
             app.set_policy_status(|s| {

@@ -61,6 +61,7 @@ async fn session(app: Arc<App>, mut socket: WebSocket, preauthorized: bool) {
         return;
     }
     let mut events = app.events.subscribe();
+    let mut stopping = app.shutdown.subscribe();
     let hello = json!({"type": "hello", "version": env!("CARGO_PKG_VERSION")});
     if socket
         .send(Message::Text(hello.to_string().into()))
@@ -86,6 +87,15 @@ async fn session(app: Arc<App>, mut socket: WebSocket, preauthorized: bool) {
                 None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
                 Some(Ok(_)) => {}
             },
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => {
+                let _ = socket
+                    .send(Message::Close(Some(CloseFrame {
+                        code: 1001,
+                        reason: "toolgate is shutting down".into(),
+                    })))
+                    .await;
+                break;
+            }
         }
     }
 }

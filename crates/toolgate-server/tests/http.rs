@@ -762,3 +762,145 @@ async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
     let (_, v) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
     assert_eq!(v["ok"], true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_answers_deny_in_time_when_the_store_is_locked() {
+    let d = start(DEFAULT_POLICY).await;
+    // Another process holding the write lock: checks cannot be recorded.
+    let other = SqliteStore::open(&d.dir.join("state"), SyncMode::Normal).unwrap();
+    let started = std::time::Instant::now();
+    let hook = {
+        let url = d.url.clone();
+        tokio::spawn(async move {
+            let body = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                              "tool_input": {"command": "rm -rf /"}, "session_id": "s"});
+            reqwest::Client::new()
+                .post(format!("{url}/v1/hooks/claude-code"))
+                .bearer_auth(AGENT)
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+        })
+    };
+    let held = tokio::task::spawn_blocking(move || {
+        use toolgate_store::Store;
+        let tx = other.begin().unwrap();
+        std::thread::sleep(Duration::from_secs(12));
+        drop(tx);
+    });
+    let resp = hook.await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        started.elapsed() < Duration::from_secs(11),
+        "{:?}",
+        started.elapsed()
+    );
+    held.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_dropped() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let d = start(DEFAULT_POLICY).await;
+    let mut s = tokio::net::TcpStream::connect(d.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    s.write_all(b"POST /v1/check HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut buf)).await;
+    assert!(
+        closed.is_ok(),
+        "the half-open request was still held after 20 s"
+    );
+    // And the daemon still serves everyone else.
+    assert_eq!(d.check(exec("ls")).await["decision"], "allow");
+}
+
+#[tokio::test]
+async fn waiters_on_the_same_call_each_get_an_answer() {
+    let d = Arc::new(start(DEFAULT_POLICY).await);
+    let call = exec("git push origin main");
+    let spawn_waiter = || {
+        let d = d.clone();
+        let call = call.clone();
+        tokio::spawn(async move {
+            d.post("/v1/check?wait=4s", Some(AGENT), call.to_string())
+                .await
+        })
+    };
+    let (a, b) = (spawn_waiter(), spawn_waiter());
+    let mut id = None;
+    for _ in 0..100 {
+        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+        id = v["approvals"][0]["id"].as_str().map(str::to_string);
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let id = id.expect("approval created");
+    d.post(&format!("/v1/approvals/{id}/approve"), Some(OPERATOR), "")
+        .await;
+    let mut answers: Vec<String> = Vec::new();
+    for w in [a, b] {
+        let (_, v) = tokio::time::timeout(Duration::from_secs(15), w)
+            .await
+            .unwrap()
+            .unwrap();
+        answers.push(v["decision"].as_str().unwrap().to_string());
+    }
+    answers.sort();
+    // One ran; the other asked again, kept waiting, and timed out blocked.
+    assert_eq!(answers, vec!["allow", "block"]);
+    let (_, open) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    assert_eq!(
+        open["approvals"].as_array().unwrap().len(),
+        1,
+        "the second call's request is pending"
+    );
+}
+
+#[tokio::test]
+async fn big_calls_are_stored_cut_and_odd_paths_get_json() {
+    let d = start(DEFAULT_POLICY).await;
+    let pad = "x".repeat(900_000);
+    let call = json!({"tool": "exec", "params": {"command": "git push origin main", "pad": pad}});
+    assert_eq!(d.check(call).await["decision"], "escalate");
+    let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    let stored = v["approvals"][0]["call"]["params"]["pad"].as_str().unwrap();
+    assert!(stored.len() < 10_000, "{} bytes kept", stored.len());
+    assert!(stored.contains("cut by toolgate: 900000 bytes"));
+    let (s, v) = d.get("/v1/approvals/%FF%FE", Some(OPERATOR)).await;
+    assert_eq!((s, error_code(&v)), (StatusCode::NOT_FOUND, "not_found"));
+}
+
+#[tokio::test]
+async fn stopping_releases_waiting_calls_with_a_recorded_block() {
+    let mut d = start(DEFAULT_POLICY).await;
+    let url = d.url.clone();
+    let waiter = tokio::spawn(async move {
+        let resp = reqwest::Client::new()
+            .post(format!("{url}/v1/check?wait=60s"))
+            .bearer_auth(AGENT)
+            .body(exec("git push origin main").to_string())
+            .send()
+            .await
+            .unwrap();
+        resp.json::<Value>().await.unwrap()
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = d.stop.take().unwrap().send(());
+    let v = tokio::time::timeout(Duration::from_secs(15), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v["decision"], "block", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("shutting down"));
+    assert!(v["audit_seq"].as_u64().is_some());
+}

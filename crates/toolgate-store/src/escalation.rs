@@ -15,7 +15,7 @@ use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::Assessment;
 use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
-use toolgate_core::redact::{redact_text, redact_value};
+use toolgate_core::redact::{bound_size, redact_text, redact_value};
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 
 /// What one escalation turned into.
@@ -130,7 +130,9 @@ impl Gate {
             risk: class,
             reason: redact_text(&d.reason).into_owned(),
             summary: redact_text(&summary(call, &assessment.call.command)).into_owned(),
-            call: redact_value(&serde_json::to_value(call).unwrap_or(Value::Null)),
+            call: bound_size(redact_value(
+                &serde_json::to_value(call).unwrap_or(Value::Null),
+            )),
             requester,
             session: redacted(call.session.as_deref()),
             relay_from: call.session.as_deref().map(|s| relay_identity(Some(s))),

@@ -16,7 +16,7 @@ use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::{Assessment, Engine};
 use toolgate_core::model::{Decision, ToolCall, Verdict};
 use toolgate_core::paths::Env;
-use toolgate_core::redact::{redact_text, redact_value};
+use toolgate_core::redact::{bound_size, redact_text, redact_value};
 use toolgate_core::time::rfc3339_ms;
 
 /// Tool names an agent calls to relay a person's approval (seed 000's
@@ -24,6 +24,15 @@ use toolgate_core::time::rfc3339_ms;
 /// Honoured only when the policy sets `[approvals] relay = true`, never for
 /// R4, once per approval, from the session that made the call.
 pub const RELAY_TOOLS: &[&str] = &["toolgate_approve", "ga_approve"];
+
+/// A call the engine has judged, not yet recorded.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The call.
+    pub call: ToolCall,
+    assessment: Option<Assessment>,
+    start: Instant,
+}
 
 /// Decides calls with an engine and a store.
 pub struct Gate {
@@ -118,25 +127,35 @@ impl Gate {
     /// Returns only after it is committed; on an error nothing is recorded
     /// and no decision is returned.
     pub fn check_batch(&self, calls: &[ToolCall]) -> Result<Vec<Decision>, StoreError> {
-        // Judge before taking the write lock: the engine needs no state.
-        let judged: Vec<(Instant, Option<Assessment>)> = calls
-            .iter()
-            .map(|c| {
-                let start = Instant::now();
-                (
-                    start,
-                    (!is_relay(c)).then(|| self.engine.decide(c, &self.base)),
-                )
-            })
-            .collect();
+        let judged: Vec<Judged> = calls.iter().map(|c| self.judge(c.clone())).collect();
+        self.record_batch(&judged)
+    }
+
+    /// The CPU half of a check: the engine's judgement, with no lock held
+    /// and nothing recorded. A daemon runs this on many threads and keeps
+    /// its single writer for [`Gate::record_batch`].
+    pub fn judge(&self, call: ToolCall) -> Judged {
+        let start = Instant::now();
+        let assessment = (!is_relay(&call)).then(|| self.engine.decide(&call, &self.base));
+        Judged {
+            call,
+            assessment,
+            start,
+        }
+    }
+
+    /// The I/O half: resolves escalations and records the judged calls, in
+    /// order, in one transaction; answers only once it is committed. Calls
+    /// should have been judged by this gate (same policy).
+    pub fn record_batch(&self, judged: &[Judged]) -> Result<Vec<Decision>, StoreError> {
         let mut tx = self.store.begin()?;
-        let mut out = Vec::with_capacity(calls.len());
-        for (call, (_, assessment)) in calls.iter().zip(&judged) {
-            out.push(self.record(&mut *tx, call, assessment.as_ref())?);
+        let mut out = Vec::with_capacity(judged.len());
+        for j in judged {
+            out.push(self.record(&mut *tx, &j.call, j.assessment.as_ref())?);
         }
         tx.commit()?;
-        for (d, (start, _)) in out.iter_mut().zip(&judged) {
-            d.elapsed_us = start.elapsed().as_micros() as u64;
+        for (d, j) in out.iter_mut().zip(judged) {
+            d.elapsed_us = j.start.elapsed().as_micros() as u64;
         }
         Ok(out)
     }
@@ -282,7 +301,9 @@ fn decision_event(
     now: i64,
     trace: &str,
 ) -> AuditEvent {
-    let call = redact_value(&serde_json::to_value(call).unwrap_or(Value::Null));
+    let call = bound_size(redact_value(
+        &serde_json::to_value(call).unwrap_or(Value::Null),
+    ));
     AuditEvent {
         ts_ms: now,
         trace: trace.to_string(),

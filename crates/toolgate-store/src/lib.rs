@@ -21,7 +21,7 @@ mod sqlite;
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
-pub use gate::{Gate, RELAY_TOOLS};
+pub use gate::{Gate, Judged, RELAY_TOOLS};
 pub use operator::{
     Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
     vote,
@@ -71,6 +71,14 @@ pub trait Store: Send + Sync {
     /// The recorded head of the audit chain (last seq and hash), read in the
     /// same snapshot as a scan started now would see; `None` when empty.
     fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError>;
+
+    /// The approval with this id as last committed, read without taking the
+    /// write lock (for polling; expiry is not applied).
+    fn read_approval(&self, id: &ApprovalId) -> Result<Option<Approval>, StoreError>;
+
+    /// How many approvals are open (pending or approved), read without
+    /// taking the write lock.
+    fn count_open_approvals(&self) -> Result<u64, StoreError>;
 
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;

@@ -28,8 +28,11 @@
 use serde_json::Value;
 use std::borrow::Cow;
 
+mod bound;
 mod keys;
 mod scan;
+
+pub use bound::{MAX_RECORD, MAX_STRING, bound_size};
 #[cfg(test)]
 mod tests;
 

@@ -6,6 +6,7 @@ use crate::auth::Role;
 use crate::error::ApiError;
 use axum::Json;
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Uri};
 use serde::Deserialize;
@@ -43,18 +44,21 @@ pub async fn list(
     Ok(Json(json!({ "approvals": views })))
 }
 
-fn parse_id(text: &str) -> Result<ApprovalId, ApiError> {
-    ApprovalId::parse(text).map_err(|e| ApiError::not_found(format!("no approval {text:?}: {e}")))
+fn parse_id(id: Result<Path<String>, PathRejection>) -> Result<ApprovalId, ApiError> {
+    let Path(text) = id.map_err(|_| {
+        ApiError::not_found("no such approval: an id is 32 hex characters from GET /v1/approvals")
+    })?;
+    ApprovalId::parse(&text).map_err(|e| ApiError::not_found(format!("no approval {text:?}: {e}")))
 }
 
 /// `GET /v1/approvals/{id}` (operator).
 pub async fn show(
     State(app): State<Arc<App>>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     app.tokens.authorize(&headers, None, Role::Operator)?;
-    let id = parse_id(&id)?;
+    let id = parse_id(id)?;
     let (store, clock) = (app.store.clone(), app.clock.clone());
     let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
         .await
@@ -73,7 +77,7 @@ struct VoteBody {
 /// `POST /v1/approvals/{id}/approve` (operator).
 pub async fn approve(
     State(app): State<Arc<App>>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
@@ -83,7 +87,7 @@ pub async fn approve(
 /// `POST /v1/approvals/{id}/deny` (operator).
 pub async fn deny(
     State(app): State<Arc<App>>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
@@ -92,7 +96,7 @@ pub async fn deny(
 
 async fn cast(
     app: Arc<App>,
-    id: String,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
     approve: bool,
@@ -100,7 +104,7 @@ async fn cast(
     // Only the operator token may vote: an agent holding its own token can
     // never approve what it asked for.
     app.tokens.authorize(&headers, None, Role::Operator)?;
-    let id = parse_id(&id)?;
+    let id = parse_id(id)?;
     let value = read_json(&headers, body, true).await?;
     let body: VoteBody = if value.is_null() {
         VoteBody::default()

@@ -42,11 +42,7 @@ pub async fn check(
     let call =
         toolgate_core::input::tool_call(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut decision = decide(&app, call.clone()).await?;
-    if let Some(a) = decision.approval.as_mut()
-        && a.approve_url.is_none()
-    {
-        a.approve_url = Some(format!("http://{}/#approval/{}", app.listen, a.id));
-    }
+    link(&app, &mut decision);
     match (wait, decision.decision, &decision.approval) {
         (Some(wait), Verdict::Escalate, Some(a)) => {
             let id = ApprovalId::parse(&a.id).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -76,7 +72,13 @@ pub async fn decide(app: &App, call: ToolCall) -> Result<Decision, ApiError> {
     let start = Instant::now();
     let tool = kind_of(&call.tool).as_str();
     let d = app.checker.check(call).await?;
-    let took = start.elapsed();
+    count(app, &d, tool, start.elapsed());
+    Ok(d)
+}
+
+/// Counts a recorded decision in the stats and metrics (every decision the
+/// audit log holds for this daemon is counted once).
+fn count(app: &App, d: &Decision, tool: &'static str, took: Duration) {
     app.stats.record(
         app.clock.now_ms().div_euclid(1000),
         d.decision,
@@ -91,7 +93,15 @@ pub async fn decide(app: &App, call: ToolCall) -> Result<Decision, ApiError> {
     )
     .increment(1);
     metrics::histogram!("toolgate_check_duration_seconds").record(took.as_secs_f64());
-    Ok(d)
+}
+
+/// Points the approval at the control UI.
+fn link(app: &App, d: &mut Decision) {
+    if let Some(a) = d.approval.as_mut()
+        && a.approve_url.is_none()
+    {
+        a.approve_url = Some(format!("http://{}/#approval/{}", app.listen, a.id));
+    }
 }
 
 /// What a waiter learned about its approval.
@@ -102,92 +112,152 @@ enum Outcome {
     Gone(&'static str),
     /// The wait ran out.
     TimedOut,
+    /// The daemon is stopping.
+    Stopping,
 }
 
+/// Holds an escalation open until it is resolved, the wait runs out or the
+/// daemon stops. If another retry of the same call used the approval first,
+/// the re-check escalates again and this keeps waiting on the new one.
 async fn wait_for(
     app: &Arc<App>,
     call: ToolCall,
-    escalated: Decision,
-    id: ApprovalId,
+    mut escalated: Decision,
+    mut id: ApprovalId,
     wait: Duration,
 ) -> Result<Decision, ApiError> {
+    // A bounded number of long polls: past it, answer the escalation now.
+    let Ok(_slot) = app.waiters.clone().try_acquire_owned() else {
+        return Ok(escalated);
+    };
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + wait;
     let mut events = app.events.subscribe();
-    let id_text = id.to_string();
-    // The approval may have been resolved before we subscribed.
-    let mut outcome = current(app, id).await?;
-    while outcome.is_none() {
-        let recheck = tokio::time::sleep(RECHECK_EVERY);
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Ok(e) => {
-                    if let Some((eid, name)) = &e.approval
-                        && *eid == id_text
-                    {
-                        outcome = match name.as_str() {
-                            "approved" | "denied" => Some(Outcome::Resolved),
-                            "expired" => Some(Outcome::Gone("expired")),
-                            "consumed" => Some(Outcome::Gone("consumed")),
-                            _ => None,
-                        };
+    let mut stopping = app.shutdown.subscribe();
+    loop {
+        let outcome = wait_once(app, id, deadline, &mut events, &mut stopping).await?;
+        let (why, label) = match outcome {
+            Outcome::Resolved => {
+                let mut d = decide(app, call.clone()).await?;
+                link(app, &mut d);
+                match (
+                    &d.decision,
+                    d.approval.as_ref().map(|a| ApprovalId::parse(&a.id)),
+                ) {
+                    (Verdict::Escalate, Some(Ok(next))) if next != id => {
+                        id = next;
+                        escalated = d;
+                        continue;
                     }
+                    _ => return Ok(d),
                 }
-                Err(RecvError::Lagged(_)) => outcome = current(app, id).await?,
-                Err(RecvError::Closed) => return Err(ApiError::unavailable("toolgate is shutting down")),
-            },
-            _ = recheck => outcome = current(app, id).await?,
-            _ = tokio::time::sleep_until(deadline) => outcome = Some(Outcome::TimedOut),
-        }
-    }
-    let waited_ms = started.elapsed().as_millis() as i64;
-    let (why, label) = match outcome {
-        Some(Outcome::Resolved) => return decide(app, call).await,
-        Some(Outcome::Gone(what)) => (
-            format!("approval {id} was {what} while this call waited; retry the call to ask again"),
-            what,
-        ),
-        Some(Outcome::TimedOut) | None => (
-            format!(
-                "no operator resolved approval {id} within {}; it stays pending until {}: \
-                 retry the exact call once it is approved",
-                humantime::format_duration(Duration::from_secs(wait.as_secs())),
-                escalated
-                    .approval
-                    .as_ref()
-                    .map(|a| a.expires_at.clone())
-                    .unwrap_or_else(|| rfc3339_ms(app.clock.now_ms()))
+            }
+            Outcome::Gone(what) => (
+                format!(
+                    "approval {id} was {what} while this call waited; retry the call to ask again"
+                ),
+                what,
             ),
-            "timeout",
-        ),
-    };
-    let d = Decision::new(
-        Verdict::Block,
-        escalated.risk,
-        escalated.score,
-        Layer::Approval,
-        &why,
-    );
-    let gate = app.gate.load_full();
-    let recorded =
-        tokio::task::spawn_blocking(move || gate.record_wait_end(&call, &id, label, waited_ms, d))
-            .await
-            .map_err(|_| ApiError::internal("recording the end of the wait failed"))??;
-    app.committed.notify_one();
-    Ok(recorded)
+            Outcome::Stopping => (
+                format!(
+                    "toolgate is shutting down; approval {id} stays pending: retry the exact call \
+                     once it is approved"
+                ),
+                "shutdown",
+            ),
+            Outcome::TimedOut => (
+                format!(
+                    "no operator resolved approval {id} within {}; it stays pending until {}: \
+                     retry the exact call once it is approved",
+                    humantime::format_duration(Duration::from_secs(wait.as_secs())),
+                    escalated
+                        .approval
+                        .as_ref()
+                        .map(|a| a.expires_at.clone())
+                        .unwrap_or_else(|| rfc3339_ms(app.clock.now_ms()))
+                ),
+                "timeout",
+            ),
+        };
+        let waited_ms = started.elapsed().as_millis() as i64;
+        let d = Decision::new(
+            Verdict::Block,
+            escalated.risk,
+            escalated.score,
+            Layer::Approval,
+            &why,
+        );
+        let gate = app.gate.load_full();
+        let record_start = Instant::now();
+        let tool = kind_of(&call.tool).as_str();
+        let recorded = tokio::task::spawn_blocking(move || {
+            gate.record_wait_end(&call, &id, label, waited_ms, d)
+        })
+        .await
+        .map_err(|_| ApiError::internal("recording the end of the wait failed"))??;
+        count(app, &recorded, tool, record_start.elapsed());
+        app.committed.notify_one();
+        return Ok(recorded);
+    }
 }
 
-/// Reads the approval's state from the store.
+/// Waits for the next thing that settles approval `id`.
+async fn wait_once(
+    app: &App,
+    id: ApprovalId,
+    deadline: tokio::time::Instant,
+    events: &mut tokio::sync::broadcast::Receiver<crate::app::Event>,
+    stopping: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<Outcome, ApiError> {
+    let id_text = id.to_string();
+    // It may have been settled before we started listening.
+    if let Some(o) = current(app, id).await? {
+        return Ok(o);
+    }
+    loop {
+        let recheck = tokio::time::sleep(RECHECK_EVERY);
+        let found = tokio::select! {
+            ev = events.recv() => match ev {
+                Ok(e) => match &e.approval {
+                    Some((eid, name)) if *eid == id_text => match name.as_str() {
+                        // Consumed by another retry of the same call: the
+                        // re-check asks again, and this call waits on that.
+                        "approved" | "denied" | "consumed" => Some(Outcome::Resolved),
+                        "expired" => Some(Outcome::Gone("expired")),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                Err(RecvError::Lagged(_)) => current(app, id).await?,
+                Err(RecvError::Closed) => Some(Outcome::Stopping),
+            },
+            _ = recheck => current(app, id).await?,
+            _ = tokio::time::sleep_until(deadline) => Some(Outcome::TimedOut),
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => Some(Outcome::Stopping),
+        };
+        if let Some(o) = found {
+            return Ok(o);
+        }
+    }
+}
+
+/// Reads the approval's state without taking the write lock.
 async fn current(app: &App, id: ApprovalId) -> Result<Option<Outcome>, ApiError> {
-    let (store, clock) = (app.store.clone(), app.clock.clone());
-    let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
+    let store = app.store.clone();
+    let now = app.clock.now_ms();
+    let approval = tokio::task::spawn_blocking(move || store.read_approval(&id))
         .await
         .map_err(|_| ApiError::internal("reading the approval failed"))??;
-    Ok(match view.approval.state {
+    let Some(a) = approval else {
+        return Ok(Some(Outcome::Gone("removed")));
+    };
+    Ok(match a.state {
+        ApprovalState::Pending if now >= a.expires_ms => Some(Outcome::Gone("expired")),
         ApprovalState::Pending => None,
-        ApprovalState::Approved | ApprovalState::Denied => Some(Outcome::Resolved),
+        ApprovalState::Approved | ApprovalState::Denied | ApprovalState::Consumed => {
+            Some(Outcome::Resolved)
+        }
         ApprovalState::Expired => Some(Outcome::Gone("expired")),
-        ApprovalState::Consumed => Some(Outcome::Gone("consumed")),
     })
 }
 

@@ -14,7 +14,13 @@ use axum::http::{HeaderMap, Uri};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 use toolgate_core::hooks::claude_code;
+
+/// The longest a hook answer may take. Claude's own hook timeout (10 s in
+/// the install snippet) would otherwise expire first and, without
+/// `onFailure: "block"`, run the call; past this toolgate answers `deny`.
+pub const HOOK_DEADLINE: Duration = Duration::from_secs(8);
 
 #[derive(Debug, Deserialize)]
 struct HookQuery {
@@ -29,11 +35,17 @@ pub async fn claude_code(
     headers: HeaderMap,
     body: Body,
 ) -> Json<Value> {
-    match answer(&app, &uri, &headers, body).await {
-        Ok(v) => Json(v),
-        Err(e) => Json(claude_code::reply_error(&format!(
+    let answered = tokio::time::timeout(HOOK_DEADLINE, answer(&app, &uri, &headers, body)).await;
+    match answered {
+        Ok(Ok(v)) => Json(v),
+        Ok(Err(e)) => Json(claude_code::reply_error(&format!(
             "toolgate: {}",
             e.message
+        ))),
+        Err(_) => Json(claude_code::reply_error(&format!(
+            "toolgate: no decision within {} s (the daemon is overloaded or its store is \
+             locked); the call was not allowed",
+            HOOK_DEADLINE.as_secs()
         ))),
     }
 }

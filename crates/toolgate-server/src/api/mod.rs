@@ -16,6 +16,9 @@ use serde_json::Value;
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 1 << 20;
 
+/// A body must arrive within this, `?wait` or not.
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Reads a JSON body: at most [`MAX_BODY`] bytes, UTF-8, nesting within
 /// `toolgate_core::input::MAX_JSON_DEPTH`. `empty_ok` turns an empty body
 /// into `null` (for endpoints whose body is optional).
@@ -34,13 +37,22 @@ pub async fn read_json(headers: &HeaderMap, body: Body, empty_ok: bool) -> Resul
     {
         return Err(too_large());
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
-        if e.to_string().contains("length limit") {
-            too_large()
-        } else {
-            ApiError::bad_request(format!("cannot read the request body: {e}"))
-        }
-    })?;
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, MAX_BODY));
+    let bytes = read
+        .await
+        .map_err(|_| {
+            ApiError::bad_request(format!(
+                "the body did not arrive within {} s",
+                BODY_READ_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| {
+            if e.to_string().contains("length limit") {
+                too_large()
+            } else {
+                ApiError::bad_request(format!("cannot read the request body: {e}"))
+            }
+        })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if empty_ok {
             return Ok(Value::Null);

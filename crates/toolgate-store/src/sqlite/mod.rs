@@ -16,6 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
+use toolgate_core::approval::{Approval, ApprovalId};
 use tx::SqliteTx;
 
 /// How hard a commit waits for the disk.
@@ -102,6 +103,12 @@ impl SqliteStore {
             source,
         };
         let writer = Connection::open(path).map_err(err)?;
+        // Private whatever the umask or the directory: SQLite gives the
+        // -wal and -shm files the database's own mode.
+        make_private(path).map_err(|source| StoreError::DataDir {
+            path: path.display().to_string(),
+            source,
+        })?;
         configure(&writer, sync).map_err(err)?;
         migrate(&writer, &location)?;
         Ok(SqliteStore {
@@ -196,6 +203,15 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
+}
+
+fn make_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700))?;
+    }
+    Ok(())
 }
 
 fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {
@@ -315,6 +331,35 @@ impl Store for SqliteStore {
 
     fn audit_head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
         self.with_reader(|conn| read_head(conn).map_err(self.err()))
+    }
+
+    fn read_approval(&self, id: &ApprovalId) -> Result<Option<Approval>, StoreError> {
+        let text: Option<String> = self.with_reader(|conn| {
+            conn.prepare_cached("SELECT record FROM approvals WHERE id = ?1")
+                .and_then(|mut s| {
+                    s.query_row(params![id.to_string()], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(self.err())
+        })?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| StoreError::Corrupt {
+                location: self.location(),
+                detail: format!("approval: {e}"),
+            })
+        })
+        .transpose()
+    }
+
+    fn count_open_approvals(&self) -> Result<u64, StoreError> {
+        self.with_reader(|conn| {
+            conn.prepare_cached(
+                "SELECT count(*) FROM approvals WHERE state IN ('pending', 'approved')",
+            )
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+        })
     }
 
     fn location(&self) -> String {

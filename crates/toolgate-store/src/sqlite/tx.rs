@@ -124,7 +124,7 @@ impl Tx for SqliteTx<'_> {
     fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError> {
         self.query_approvals(
             "SELECT record FROM approvals WHERE due_ms IS NOT NULL AND due_ms <= ?1 \
-             ORDER BY due_ms",
+             ORDER BY due_ms LIMIT 500",
             &[&now_ms],
         )
     }
@@ -132,12 +132,20 @@ impl Tx for SqliteTx<'_> {
     fn approvals(&mut self, open_only: bool, limit: usize) -> Result<Vec<Approval>, StoreError> {
         // SQLite reads a negative LIMIT as "no limit".
         let lim = i64::try_from(limit).unwrap_or(-1);
-        self.query_approvals(
-            "SELECT record FROM approvals \
-             WHERE NOT ?1 OR state IN ('pending', 'approved') \
-             ORDER BY rowid DESC LIMIT ?2",
-            &[&open_only, &lim],
-        )
+        // Two statements, so the open-only one can use the state index
+        // (`NOT ?1 OR …` would scan every approval ever made).
+        if open_only {
+            self.query_approvals(
+                "SELECT record FROM approvals WHERE state IN ('pending', 'approved') \
+                 ORDER BY rowid DESC LIMIT ?1",
+                &[&lim],
+            )
+        } else {
+            self.query_approvals(
+                "SELECT record FROM approvals ORDER BY rowid DESC LIMIT ?1",
+                &[&lim],
+            )
+        }
     }
 
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {

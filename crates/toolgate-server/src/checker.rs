@@ -27,6 +27,34 @@ pub const QUEUE_DEPTH: usize = 8192;
 /// real answer before its own deadline.
 pub const JUDGE_WAIT: Duration = Duration::from_secs(5);
 
+/// Calls whose strings add up to at most this are judged inline.
+pub const INLINE_JUDGE_BYTES: usize = 512;
+
+/// The bytes of text in a call's params (keys and string values), stopping
+/// once past the inline limit.
+fn call_size(call: &ToolCall) -> usize {
+    fn walk(v: &serde_json::Value, total: &mut usize) {
+        if *total > INLINE_JUDGE_BYTES {
+            return;
+        }
+        match v {
+            serde_json::Value::String(s) => *total += s.len(),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, total)),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| {
+                *total += k.len();
+                walk(x, total)
+            }),
+            _ => *total += 8,
+        }
+    }
+    let mut total = call.tool.len();
+    call.params.iter().for_each(|(k, v)| {
+        total += k.len();
+        walk(v, &mut total)
+    });
+    total
+}
+
 struct Job {
     gate: Arc<Gate>,
     judged: Judged,
@@ -63,18 +91,25 @@ impl Checker {
         let overloaded = || {
             ApiError::unavailable("toolgate is overloaded (too many checks waiting): retry shortly")
         };
-        let permit = tokio::time::timeout(JUDGE_WAIT, self.judging.clone().acquire_owned())
-            .await
-            .map_err(|_| overloaded())?
-            .map_err(|_| ApiError::unavailable("toolgate is shutting down: retry shortly"))?;
         let gate = self.gate.load_full();
-        let judge_gate = gate.clone();
-        let judged = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            judge_gate.judge(call)
-        })
-        .await
-        .map_err(|_| ApiError::internal("toolgate failed judging this call"))?;
+        // Small calls are judged right here: a few microseconds, less than
+        // handing them to another thread. Big ones (long commands, many
+        // arguments) take a bounded slot on the blocking pool.
+        let judged = if call_size(&call) <= INLINE_JUDGE_BYTES {
+            gate.judge(call)
+        } else {
+            let permit = tokio::time::timeout(JUDGE_WAIT, self.judging.clone().acquire_owned())
+                .await
+                .map_err(|_| overloaded())?
+                .map_err(|_| ApiError::unavailable("toolgate is shutting down: retry shortly"))?;
+            let judge_gate = gate.clone();
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                judge_gate.judge(call)
+            })
+            .await
+            .map_err(|_| ApiError::internal("toolgate failed judging this call"))?
+        };
         let (reply, answer) = oneshot::channel();
         match self.queue.try_send(Job {
             gate,

@@ -60,6 +60,12 @@ async fn tail(app: Arc<App>) {
         };
         for row in &rows {
             next = row.seq + 1;
+            // Most rows are layer verdicts, which nothing here shows. The
+            // canonical text puts `kind` right after `data`, and quotes
+            // inside strings are escaped, so this test is exact.
+            if is_verdict(&row.entry) {
+                continue;
+            }
             let Ok(entry) = serde_json::from_str::<Value>(&row.entry) else {
                 continue;
             };
@@ -154,5 +160,42 @@ async fn tick(app: Arc<App>) {
                 approval: None,
             });
         }
+    }
+}
+
+/// Whether a stored audit entry is a layer verdict, from its canonical text.
+fn is_verdict(canonical: &str) -> bool {
+    canonical.contains(",\"kind\":\"verdict\",\"seq\":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_verdict;
+    use serde_json::json;
+    use toolgate_core::audit::{AuditEvent, AuditKind};
+
+    fn text(kind: AuditKind, data: serde_json::Value) -> String {
+        AuditEvent {
+            ts_ms: 1,
+            trace: "t".into(),
+            kind,
+            data,
+        }
+        .canonical(7)
+    }
+
+    #[test]
+    fn verdicts_are_told_apart_from_their_text() {
+        assert!(is_verdict(&text(
+            AuditKind::Verdict,
+            json!({"layer": "exec"})
+        )));
+        assert!(!is_verdict(&text(
+            AuditKind::Decision,
+            json!({"layer": "exec"})
+        )));
+        // A value that spells the marker is escaped, so it cannot match.
+        let tricky = json!({"reason": ",\"kind\":\"verdict\",\"seq\":"});
+        assert!(!is_verdict(&text(AuditKind::Decision, tricky)));
     }
 }

@@ -13,6 +13,8 @@ use toolgate_core::hex::hex;
 /// How often the audit log is read when nothing in this process committed
 /// (votes and checks by other processes show up within this).
 const TAIL_EVERY: Duration = Duration::from_millis(250);
+/// How long the tailer lets commits gather after being woken.
+const TAIL_COALESCE: Duration = Duration::from_millis(20);
 /// Most rows read per tail pass.
 const TAIL_BATCH: usize = 2_000;
 /// How often due approvals are expired and open ones counted.
@@ -36,7 +38,11 @@ async fn tail(app: Arc<App>) {
     let mut created: HashMap<String, Instant> = HashMap::new();
     loop {
         tokio::select! {
-            _ = app.committed.notified() => {}
+            _ = app.committed.notified() => {
+                // Under load commits come hundreds of times a second: let a
+                // few gather so one read serves them all.
+                tokio::time::sleep(TAIL_COALESCE).await;
+            }
             _ = tokio::time::sleep(TAIL_EVERY) => {}
         }
         let store = app.store.clone();

@@ -71,6 +71,9 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("toolgate-http")
+        // Store calls run on blocking threads; a few suffice (the store has
+        // one writer), and each extra thread can keep its own malloc arena.
+        .max_blocking_threads(16)
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {

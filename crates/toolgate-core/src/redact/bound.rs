@@ -92,6 +92,7 @@ mod bound_tests {
         let cut = &v["_toolgate_cut"];
         assert!(cut["bytes"].as_u64().unwrap() > MAX_RECORD as u64);
         assert_eq!(cut["sha256"].as_str().unwrap().len(), 64);
-        assert!(v.to_string().len() < 5 * 1024);
+        // The head is 4 KiB of JSON text; quoting it again can at most double it.
+        assert!(v.to_string().len() < 9 * 1024);
     }
 }

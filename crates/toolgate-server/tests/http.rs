@@ -98,27 +98,12 @@ impl Daemon {
         token: Option<&str>,
         body: impl Into<reqwest::Body>,
     ) -> (StatusCode, Value) {
-        let mut r = self.http.post(format!("{}{path}", self.url)).body(body);
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        let resp = r.send().await.unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        let v = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
-        (status, v)
+        let r = self.http.post(format!("{}{path}", self.url)).body(body);
+        send(r, token).await
     }
 
     async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
-        let mut r = self.http.get(format!("{}{path}", self.url));
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        let resp = r.send().await.unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        let v = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
-        (status, v)
+        send(self.http.get(format!("{}{path}", self.url)), token).await
     }
 
     async fn check(&self, call: Value) -> Value {
@@ -126,6 +111,18 @@ impl Daemon {
         assert_eq!(s, StatusCode::OK, "{v}");
         v
     }
+}
+
+/// Sends a request (with the token, if any) and reads a JSON answer.
+async fn send(mut r: reqwest::RequestBuilder, token: Option<&str>) -> (StatusCode, Value) {
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    let v = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
+    (status, v)
 }
 
 fn exec(cmd: &str) -> Value {

@@ -72,13 +72,9 @@ pub fn reply(decision: &Decision) -> Value {
 /// The fail-closed answer when toolgate could not decide: `deny` with a
 /// non-empty reason carrying `message`. Never `allow`.
 pub fn reply_error(message: &str) -> Value {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": EVENT,
-            "permissionDecision": "deny",
-            "permissionDecisionReason": text::failed(message),
-        }
-    })
+    // Codex reads Claude Code's wire format, and this answer is in the part
+    // both accept.
+    super::claude_code::reply_error(message)
 }
 
 #[cfg(test)]

@@ -967,7 +967,28 @@
     $('tile-pending').classList.toggle('active', pending > 0);
     document.title = pending > 0 ? `(${pending}) toolgate` : 'toolgate';
     updateCountdowns();
+    showLinkedApproval();
   }
+
+  /**
+   * A decision's approve_url ends in #approval/<id>: bring that card into
+   * view once it is on the page, and mark it so the operator sees which.
+   */
+  let linkedShown = null;
+  function showLinkedApproval() {
+    const m = /^#approval\/([0-9a-f]{32})$/.exec(location.hash);
+    const id = m ? m[1] : null;
+    for (const [cid, card] of approvalCards) card.el.classList.toggle('linked', cid === id);
+    if (!id || linkedShown === id) return;
+    const card = approvalCards.get(id);
+    if (!card) return;
+    linkedShown = id;
+    card.el.scrollIntoView({ block: 'center', behavior: 'smooth' });
+  }
+  window.addEventListener('hashchange', () => {
+    linkedShown = null;
+    showLinkedApproval();
+  });
 
   function buildApprovalCard(a) {
     const id = a.id;

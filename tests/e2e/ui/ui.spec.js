@@ -61,6 +61,12 @@ test('an escalated call appears live and is approved from the browser', async ({
   const id = await card.getAttribute('data-approval-id');
   expect(id).toBeTruthy();
 
+  // The decision's approve_url (…/#approval/<id>) marks that card.
+  await page.evaluate((hash) => {
+    location.hash = hash;
+  }, `#approval/${id}`);
+  await expect(card).toHaveClass(/linked/);
+
   // The escalation is in the feed before anyone approves.
   const feed = page.getByTestId('feed');
   const rowsFor = (decision) => feed.locator(`tr.row[data-decision="${decision}"]`).filter({ hasText: command });

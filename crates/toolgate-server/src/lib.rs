@@ -161,8 +161,14 @@ impl Server {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        // Recorded in the background: a store locked by another process
+        // must not keep the daemon from accepting (hooks answer `deny`
+        // within their deadline meanwhile).
         let origin = self.app.policy_status().origin;
-        reload::record(&self.app, "loaded", &origin, None, "start").await;
+        let starting = self.app.clone();
+        tokio::spawn(async move {
+            reload::record(&starting, "loaded", &origin, None, "start").await;
+        });
         events::spawn_all(&self.app);
         let _watcher = reload::start(&self.app);
         let router = router(self.app.clone());

@@ -765,28 +765,25 @@ async fn the_hook_answers_deny_in_time_when_the_store_is_locked() {
     let d = start(DEFAULT_POLICY).await;
     // Another process holding the write lock: checks cannot be recorded.
     let other = SqliteStore::open(&d.dir.join("state"), SyncMode::Normal).unwrap();
-    let started = std::time::Instant::now();
-    let hook = {
-        let url = d.url.clone();
-        tokio::spawn(async move {
-            let body = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
-                              "tool_input": {"command": "rm -rf /"}, "session_id": "s"});
-            reqwest::Client::new()
-                .post(format!("{url}/v1/hooks/claude-code"))
-                .bearer_auth(AGENT)
-                .body(body.to_string())
-                .send()
-                .await
-                .unwrap()
-        })
-    };
+    let (locked, is_locked) = tokio::sync::oneshot::channel();
     let held = tokio::task::spawn_blocking(move || {
         use toolgate_store::Store;
         let tx = other.begin().unwrap();
+        let _ = locked.send(());
         std::thread::sleep(Duration::from_secs(12));
         drop(tx);
     });
-    let resp = hook.await.unwrap();
+    is_locked.await.unwrap();
+    let started = std::time::Instant::now();
+    let body = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "tool_input": {"command": "rm -rf /"}, "session_id": "s"});
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/hooks/claude-code", d.url))
+        .bearer_auth(AGENT)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");

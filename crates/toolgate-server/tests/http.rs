@@ -823,7 +823,7 @@ async fn waiters_on_the_same_call_each_get_an_answer() {
         let d = d.clone();
         let call = call.clone();
         tokio::spawn(async move {
-            d.post("/v1/check?wait=4s", Some(AGENT), call.to_string())
+            d.post("/v1/check?wait=8s", Some(AGENT), call.to_string())
                 .await
         })
     };
@@ -843,7 +843,7 @@ async fn waiters_on_the_same_call_each_get_an_answer() {
         .await;
     let mut answers: Vec<String> = Vec::new();
     for w in [a, b] {
-        let (_, v) = tokio::time::timeout(Duration::from_secs(15), w)
+        let (_, v) = tokio::time::timeout(Duration::from_secs(25), w)
             .await
             .unwrap()
             .unwrap();

@@ -1706,9 +1706,12 @@
 
   const THEMES = ['auto', 'light', 'dark'];
 
+  const darkQuery = matchMedia('(prefers-color-scheme: dark)');
+
+  /** Sets data-theme (the only switch the CSS knows); auto follows the system. */
   function applyTheme(theme) {
-    if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
-    else delete document.documentElement.dataset.theme;
+    const dark = theme === 'dark' || (theme !== 'light' && darkQuery.matches);
+    document.documentElement.dataset.theme = dark ? 'dark' : 'light';
     $('theme-btn').textContent = `Theme: ${theme}`;
     queueDraw(); // chart colours come from CSS variables
   }
@@ -1725,7 +1728,7 @@
 
   function init() {
     applyTheme(localStorage.getItem(THEME_KEY) || 'auto');
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', queueDraw);
+    darkQuery.addEventListener('change', () => applyTheme(localStorage.getItem(THEME_KEY) || 'auto'));
 
     $('login-form').addEventListener('submit', onLoginSubmit);
     $('signout-btn').addEventListener('click', () => signOut('Signed out.'));

@@ -122,6 +122,19 @@ impl Gate {
                 });
             }
         }
+        let open = tx.count_open()?;
+        if open >= u64::from(settings.max_open) {
+            let reason = format!(
+                "{open} approvals are already open, the most this policy allows ([approvals] \
+                 max_open = {}); an operator must resolve some first (`toolgate approvals \
+                 list`, or the control UI). The call: {}",
+                settings.max_open, d.reason
+            );
+            return Ok(Resolution {
+                decision: rewrite(d, Verdict::Block, &reason),
+                events,
+            });
+        }
         let t = terms(now.saturating_add(ttl));
         let a = Approval {
             id: ApprovalId::from_random(random_bytes()?),

@@ -99,6 +99,8 @@ pub trait Tx {
     /// Approvals newest first, at most `limit`: only the open ones (pending
     /// or approved) with `open_only`, else every state.
     fn approvals(&mut self, open_only: bool, limit: usize) -> Result<Vec<Approval>, StoreError>;
+    /// How many approvals are open (pending or approved).
+    fn count_open(&mut self) -> Result<u64, StoreError>;
     /// The votes cast on an approval, in the order cast.
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError>;
     /// Records a vote, replacing an earlier (stale) vote by the same identity.

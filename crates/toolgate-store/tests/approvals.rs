@@ -716,3 +716,24 @@ fn a_configured_model_evaluator_votes_when_the_policy_allows_it() {
         Verdict::Escalate
     );
 }
+
+#[test]
+fn open_approvals_are_capped_and_the_cap_frees_up() {
+    let dir = TempDir::new("cap");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), "[approvals]\nmax_open = 2\n", clock.clone());
+    let a = approval_id(&g.check(&exec("kubectl apply -f a.yaml")).unwrap());
+    approval_id(&g.check(&exec("kubectl apply -f b.yaml")).unwrap());
+    // Joining an open approval is not a new one.
+    assert_eq!(
+        approval_id(&g.check(&exec("kubectl apply -f a.yaml")).unwrap()),
+        a
+    );
+    let third = g.check(&exec("kubectl apply -f c.yaml")).unwrap();
+    assert_eq!(third.decision, Verdict::Block, "{third:?}");
+    assert!(third.reason.contains("max_open = 2"), "{}", third.reason);
+    toolgate_store::vote(&*s, &*clock, &a, person("alice", false)).unwrap();
+    let again = g.check(&exec("kubectl apply -f c.yaml")).unwrap();
+    assert_eq!(again.decision, Verdict::Escalate, "{again:?}");
+}

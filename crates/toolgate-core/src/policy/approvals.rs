@@ -11,6 +11,7 @@
 //! disabled_approvers = []
 //! operators = []                     # when set, the only people who may approve
 //! relay = false                      # agent-relayed approval (never for R4)
+//! max_open = 1000                    # open approvals at most; past it escalations block
 //!
 //! [[approvals.rule]]                 # the rules_based approver
 //! name = "owners may message the team channel"
@@ -65,6 +66,10 @@ pub struct ApprovalSettings {
     pub operators: Vec<String>,
     /// The `rules_based` approver's rules; it is inactive without any.
     pub rules: Vec<ApprovalRule>,
+    /// Most approvals open (pending or approved) at once (default 1,000).
+    /// Past it a new escalation is blocked: an agent sending endless
+    /// distinct risky calls cannot bury the operators or fill the store.
+    pub max_open: u32,
     quorum: [u32; 5],
     require_user: [bool; 5],
 }
@@ -101,6 +106,7 @@ impl Default for ApprovalSettings {
             disabled_approvers: Vec::new(),
             operators: Vec::new(),
             rules: Vec::new(),
+            max_open: 1000,
             quorum: [1, 1, 1, 1, 2],
             require_user: [false, false, false, true, true],
         }
@@ -144,6 +150,19 @@ pub(super) fn parse_approvals(
     }
     if let Some(r) = a.relay {
         out.relay = r;
+    }
+    if let Some(m) = &a.max_open {
+        let n = *m.get_ref();
+        out.max_open = u32::try_from(n)
+            .ok()
+            .filter(|n| (1..=1_000_000).contains(n))
+            .ok_or_else(|| {
+                at(
+                    m.span().start,
+                    ErrorKind::Value,
+                    format!("max_open = {n} is out of range — use 1 to 1000000"),
+                )
+            })?;
     }
     if let Some(q) = a.quorum {
         for (i, v) in [q.r0, q.r1, q.r2, q.r3, q.r4].into_iter().enumerate() {

@@ -44,6 +44,7 @@ pub(super) struct RawApprovals {
     pub(super) approval_window: Option<Spanned<String>>,
     pub(super) quorum: Option<RawQuorum>,
     pub(super) relay: Option<bool>,
+    pub(super) max_open: Option<Spanned<i64>>,
     pub(super) require_user: Option<Vec<Spanned<String>>>,
     pub(super) allowed_approvers: Option<Vec<Spanned<String>>>,
     pub(super) disabled_approvers: Option<Vec<Spanned<String>>>,

@@ -387,6 +387,13 @@ fn values_out_of_range() {
         "quorum R4 = 0 is out of range",
     );
     fails(
+        "[approvals]\nmax_open = 0\n",
+        2,
+        12,
+        ErrorKind::Value,
+        "max_open = 0 is out of range",
+    );
+    fails(
         "workspace = \"proj\"\n",
         1,
         13,

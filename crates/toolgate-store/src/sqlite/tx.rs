@@ -148,6 +148,14 @@ impl Tx for SqliteTx<'_> {
         }
     }
 
+    fn count_open(&mut self) -> Result<u64, StoreError> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM approvals WHERE state IN ('pending', 'approved')")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+    }
+
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {
         let texts: Vec<String> = {
             let mut stmt = self

@@ -37,6 +37,9 @@ fn call_size(call: &ToolCall) -> usize {
         if *total > INLINE_JUDGE_BYTES {
             return;
         }
+        // Every value counts at least its own punctuation, so a body of
+        // empty arrays is not "small".
+        *total += 2;
         match v {
             serde_json::Value::String(s) => *total += s.len(),
             serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, total)),
@@ -44,7 +47,7 @@ fn call_size(call: &ToolCall) -> usize {
                 *total += k.len();
                 walk(x, total)
             }),
-            _ => *total += 8,
+            _ => *total += 6,
         }
     }
     let mut total = call.tool.len();
@@ -167,29 +170,53 @@ fn record(batch: Vec<Job>) {
     let gate = batch[0].gate.clone();
     let (judged, replies): (Vec<Judged>, Vec<_>) =
         batch.into_iter().map(|j| (j.judged, j.reply)).unzip();
-    // A panic recording one call must not take the daemon's only writer
-    // down with it: the batch fails, the worker goes on.
-    let result =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gate.record_batch(&judged)));
-    match result {
-        Ok(Ok(decisions)) => {
-            for (reply, d) in replies.into_iter().zip(decisions) {
-                let _ = reply.send(Ok(d));
+    match record_guarded(&gate, &judged) {
+        Ok(decisions) => answer(replies, decisions),
+        // One bad call must not fail its neighbours: record each alone.
+        Err(_) if judged.len() > 1 => {
+            for (j, reply) in judged.into_iter().zip(replies) {
+                match record_guarded(&gate, std::slice::from_ref(&j)) {
+                    Ok(d) => answer(vec![reply], d),
+                    Err(e) => {
+                        let _ = reply.send(Err(e));
+                    }
+                }
             }
         }
-        Ok(Err(e)) => {
-            let e = ApiError::from(e);
+        Err(e) => {
             for reply in replies {
                 let _ = reply.send(Err(e.clone()));
             }
         }
+    }
+}
+
+/// Records a batch; a panic becomes an error, so the daemon's only writer
+/// goes on.
+fn record_guarded(gate: &Gate, judged: &[Judged]) -> Result<Vec<Decision>, ApiError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gate.record_batch(judged))) {
+        Ok(Ok(d)) => Ok(d),
+        Ok(Err(e)) => Err(ApiError::from(e)),
         Err(_) => {
             tracing::error!(calls = judged.len(), "recording a batch panicked");
-            for reply in replies {
-                let _ = reply.send(Err(ApiError::internal(
-                    "toolgate failed recording this call",
-                )));
-            }
+            Err(ApiError::internal("toolgate failed recording this call"))
+        }
+    }
+}
+
+fn answer(replies: Vec<oneshot::Sender<Result<Decision, ApiError>>>, decisions: Vec<Decision>) {
+    for (reply, d) in replies.into_iter().zip(decisions) {
+        let consumed = d.layer == toolgate_core::model::Layer::Approval
+            && d.decision == toolgate_core::model::Verdict::Allow;
+        if let Err(Ok(d)) = reply.send(Ok(d))
+            && consumed
+        {
+            // The caller gave up after the approval was used: the call will
+            // not run, and the operator should know why it is gone.
+            tracing::warn!(
+                audit_seq = d.audit_seq,
+                "an approval was used by a call whose caller had already gone; it must be asked again"
+            );
         }
     }
 }

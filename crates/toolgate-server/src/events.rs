@@ -170,8 +170,14 @@ async fn tick(app: Arc<App>) {
 }
 
 /// Whether a stored audit entry is a layer verdict, from its canonical text.
+/// Keys are sorted, so `data` (where a call's params, chosen by the agent,
+/// sit) comes first and the entry's own `kind` is the *last* `,"kind":"`;
+/// only what follows it (kind, seq, trace, ts) is toolgate's.
 fn is_verdict(canonical: &str) -> bool {
-    canonical.contains(",\"kind\":\"verdict\",\"seq\":")
+    const KIND: &str = ",\"kind\":\"";
+    canonical
+        .rfind(KIND)
+        .is_some_and(|i| canonical[i + KIND.len()..].starts_with("verdict\",\"seq\":"))
 }
 
 #[cfg(test)]
@@ -203,5 +209,8 @@ mod tests {
         // A value that spells the marker is escaped, so it cannot match.
         let tricky = json!({"reason": ",\"kind\":\"verdict\",\"seq\":"});
         assert!(!is_verdict(&text(AuditKind::Decision, tricky)));
+        // Nor can params whose keys spell it (they sit inside `data`).
+        let keys = json!({"call": {"params": {"a": 1, "kind": "verdict", "seq": 0}}});
+        assert!(!is_verdict(&text(AuditKind::Decision, keys)));
     }
 }

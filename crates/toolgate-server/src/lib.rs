@@ -41,8 +41,9 @@ use tokio::net::TcpListener;
 use toolgate_core::paths::Env;
 use toolgate_store::{Clock, Gate, Store};
 
-/// Most `?wait` long polls held open at once; past it an escalation is
-/// answered at once, without waiting.
+/// Most `?wait` long polls held open at once (and never more than half the
+/// connection cap); past it an escalation is answered at once, without
+/// waiting.
 pub const MAX_WAITERS: usize = 1024;
 
 /// How long an ordinary request may take (not `/ws`, not a `?wait=` check).
@@ -145,7 +146,11 @@ impl Server {
             started_ms: now,
             listen,
             shutdown: tokio::sync::watch::Sender::new(false),
-            waiters: Arc::new(tokio::sync::Semaphore::new(MAX_WAITERS)),
+            // Long polls may take at most half the connections, so operators
+            // can always get in to resolve them.
+            waiters: Arc::new(tokio::sync::Semaphore::new(
+                MAX_WAITERS.min(listen::max_connections() / 2),
+            )),
         });
         Ok(Server { app, listener })
     }

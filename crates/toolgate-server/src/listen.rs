@@ -44,12 +44,14 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let mut builder = Builder::new(TokioExecutor::new());
+    // HTTP/1 only: the API needs nothing more, and the auto-detecting
+    // builder's version sniff and idle HTTP/2 connections have no deadline,
+    // so silent clients could hold every slot.
+    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT);
-    builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     let limit = Arc::new(Semaphore::new(max_connections()));
     let mut shutdown = std::pin::pin!(shutdown);

@@ -3,19 +3,19 @@
 //! create one and let the automated approvers vote.
 
 use crate::clock::random_bytes;
-use crate::gate::Gate;
+use crate::gate::{Gate, Judged};
 use crate::operator::{approval_event, expire_quietly, vote_event};
 use crate::{StoreError, Tx};
 use serde_json::Value;
 use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, Tally, Terms, Vote, check_vote,
+    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Terms, Vote, check_vote,
     relay_identity, requirement, unbindable_number,
 };
 use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::Assessment;
 use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
-use toolgate_core::redact::{bound_size, redact_text, redact_value};
+use toolgate_core::redact::redact_text;
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 
 /// What one escalation turned into.
@@ -33,12 +33,12 @@ impl Gate {
     pub(crate) fn escalate(
         &self,
         tx: &mut dyn Tx,
-        call: &ToolCall,
+        judged: &Judged,
         assessment: &Assessment,
-        binding: BindingHash,
         now: i64,
         trace: &str,
     ) -> Result<Resolution, StoreError> {
+        let (call, shown, binding) = (&judged.call, &judged.shown, judged.binding);
         let settings = self.engine.policy().approvals();
         let d = &assessment.decision;
         let class = d.risk;
@@ -143,9 +143,7 @@ impl Gate {
             risk: class,
             reason: redact_text(&d.reason).into_owned(),
             summary: redact_text(&summary(call, &assessment.call.command)).into_owned(),
-            call: bound_size(redact_value(
-                &serde_json::to_value(call).unwrap_or(Value::Null),
-            )),
+            call: shown.clone(),
             requester,
             session: redacted(call.session.as_deref()),
             relay_from: call.session.as_deref().map(|s| relay_identity(Some(s))),

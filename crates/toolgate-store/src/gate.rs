@@ -32,6 +32,10 @@ pub struct Judged {
     pub call: ToolCall,
     assessment: Option<Assessment>,
     start: Instant,
+    // Computed here, outside the write lock: for a big call these cost more
+    // than the rest of recording.
+    pub(crate) binding: BindingHash,
+    pub(crate) shown: Value,
 }
 
 /// Decides calls with an engine and a store.
@@ -88,6 +92,7 @@ impl Gate {
         let now = self.clock.now_ms();
         let trace = random_hex()?;
         let binding = binding_hash(call, &self.engine.env_for(call, &self.base));
+        let shown = shown_call(call);
         decision.reason = redact_text(&decision.reason).into_owned();
         decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
         let mut tx = self.store.begin()?;
@@ -102,7 +107,7 @@ impl Gate {
             }),
         })?;
         let seq = tx.append(&decision_event(
-            call,
+            &shown,
             binding,
             &decision,
             Some(approval.to_string()),
@@ -137,10 +142,14 @@ impl Gate {
     pub fn judge(&self, call: ToolCall) -> Judged {
         let start = Instant::now();
         let assessment = (!is_relay(&call)).then(|| self.engine.decide(&call, &self.base));
+        let binding = binding_hash(&call, &self.engine.env_for(&call, &self.base));
+        let shown = shown_call(&call);
         Judged {
             call,
             assessment,
             start,
+            binding,
+            shown,
         }
     }
 
@@ -151,7 +160,7 @@ impl Gate {
         let mut tx = self.store.begin()?;
         let mut out = Vec::with_capacity(judged.len());
         for j in judged {
-            out.push(self.record(&mut *tx, &j.call, j.assessment.as_ref())?);
+            out.push(self.record(&mut *tx, j)?);
         }
         tx.commit()?;
         for (d, j) in out.iter_mut().zip(judged) {
@@ -162,18 +171,15 @@ impl Gate {
 
     /// Records one call inside `tx`: a relayed approval, or a judged call
     /// with its escalation resolved.
-    fn record(
-        &self,
-        tx: &mut dyn Tx,
-        call: &ToolCall,
-        assessment: Option<&Assessment>,
-    ) -> Result<Decision, StoreError> {
+    fn record(&self, tx: &mut dyn Tx, judged: &Judged) -> Result<Decision, StoreError> {
+        let (call, binding, shown) = (&judged.call, judged.binding, &judged.shown);
         let now = self.clock.now_ms();
         let trace = random_hex()?;
-        let binding = binding_hash(call, &self.engine.env_for(call, &self.base));
-        let Some(assessment) = assessment else {
+        let Some(assessment) = judged.assessment.as_ref() else {
             let mut decision = self.relay_in(tx, call, now, &trace)?;
-            let seq = tx.append(&decision_event(call, binding, &decision, None, now, &trace))?;
+            let seq = tx.append(&decision_event(
+                shown, binding, &decision, None, now, &trace,
+            ))?;
             decision.audit_seq = Some(seq);
             return Ok(decision);
         };
@@ -199,7 +205,7 @@ impl Gate {
             let Resolution {
                 decision: d,
                 events: more,
-            } = self.escalate(tx, call, assessment, binding, now, &trace)?;
+            } = self.escalate(tx, judged, assessment, now, &trace)?;
             approval_id = d.approval.as_ref().map(|a| a.id.clone());
             decision = d;
             events.extend(more);
@@ -210,7 +216,7 @@ impl Gate {
             tx.append(e)?;
         }
         let seq = tx.append(&decision_event(
-            call,
+            shown,
             binding,
             &decision,
             approval_id,
@@ -288,28 +294,33 @@ impl Gate {
     }
 }
 
+/// The call as records keep it: redacted, then cut to a bounded size.
+fn shown_call(call: &ToolCall) -> Value {
+    bound_size(redact_value(
+        &serde_json::to_value(call).unwrap_or(Value::Null),
+    ))
+}
+
 fn is_relay(call: &ToolCall) -> bool {
     RELAY_TOOLS.contains(&call.tool.as_str())
 }
 
-/// The audit event recording a decision, with the call redacted.
+/// The audit event recording a decision; `shown` is the call as stored
+/// ([`shown_call`]).
 fn decision_event(
-    call: &ToolCall,
+    shown: &Value,
     binding: BindingHash,
     d: &Decision,
     approval: Option<String>,
     now: i64,
     trace: &str,
 ) -> AuditEvent {
-    let call = bound_size(redact_value(
-        &serde_json::to_value(call).unwrap_or(Value::Null),
-    ));
     AuditEvent {
         ts_ms: now,
         trace: trace.to_string(),
         kind: AuditKind::Decision,
         data: json!({
-            "call": call,
+            "call": shown,
             "binding": binding.to_hex(),
             "decision": d.decision.as_str(),
             "risk": d.risk.as_str(),

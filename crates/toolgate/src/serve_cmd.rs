@@ -76,14 +76,19 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         .max_blocking_threads(16)
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let server = Server::bind(config).await.map_err(|e| anyhow!("{e}"))?;
         let addr = server.local_addr()?;
         announce(&addr, &tokens, &store.location(), args.policy.as_deref());
         server.run(shutdown_signal()).await?;
-        eprintln!("toolgate serve: stopped");
-        Ok(())
-    })
+        Ok::<(), anyhow::Error>(())
+    });
+    // Blocking work still queued (a store locked by another process) must
+    // not hold the exit: what it would record is not acknowledged anyway.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    served?;
+    eprintln!("toolgate serve: stopped");
+    Ok(())
 }
 
 fn announce(addr: &SocketAddr, tokens: &Tokens, store: &str, policy: Option<&std::path::Path>) {

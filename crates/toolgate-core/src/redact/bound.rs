@@ -33,27 +33,30 @@ pub fn bound_size(value: Value) -> Value {
 
 fn cut_strings(value: Value) -> Value {
     match value {
-        Value::String(s) if s.len() > MAX_STRING => Value::String(format!(
-            "{}…[cut by toolgate: {} bytes, sha256 {}]",
-            prefix(&s, MAX_STRING),
-            s.len(),
-            hex(&Sha256::digest(s.as_bytes()))
-        )),
+        Value::String(s) => Value::String(cut(s)),
         Value::Array(a) => Value::Array(a.into_iter().map(cut_strings).collect()),
         Value::Object(o) => Value::Object(
             o.into_iter()
-                .map(|(k, v)| {
-                    let k = if k.len() > MAX_STRING {
-                        prefix(&k, MAX_STRING).to_string()
-                    } else {
-                        k
-                    };
-                    (k, cut_strings(v))
-                })
+                // A cut key carries its digest, so two long keys that share
+                // a prefix stay two keys.
+                .map(|(k, v)| (cut(k), cut_strings(v)))
                 .collect::<Map<String, Value>>(),
         ),
         v => v,
     }
+}
+
+/// `s`, or its first [`MAX_STRING`] bytes with its length and digest.
+fn cut(s: String) -> String {
+    if s.len() <= MAX_STRING {
+        return s;
+    }
+    format!(
+        "{}…[cut by toolgate: {} bytes, sha256 {}]",
+        prefix(&s, MAX_STRING),
+        s.len(),
+        hex(&Sha256::digest(s.as_bytes()))
+    )
 }
 
 /// The longest prefix of `s` of at most `n` bytes that ends on a character
@@ -83,6 +86,13 @@ mod bound_tests {
         let t = v["params"]["content"].as_str().unwrap();
         assert!(t.len() < MAX_STRING + 200);
         assert!(t.contains("cut by toolgate: 20000 bytes, sha256 "));
+    }
+
+    #[test]
+    fn long_keys_sharing_a_prefix_stay_apart() {
+        let base = "k".repeat(MAX_STRING + 10);
+        let v = bound_size(json!({ format!("{base}a"): 1, format!("{base}b"): 2 }));
+        assert_eq!(v.as_object().unwrap().len(), 2, "{v}");
     }
 
     #[test]

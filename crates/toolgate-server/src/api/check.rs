@@ -140,11 +140,20 @@ async fn wait_for(
             Outcome::Resolved => {
                 let mut d = decide(app, call.clone()).await?;
                 link(app, &mut d);
+                // Still escalated: another retry used the approval (a new
+                // id), or it went back to pending on new terms (the same
+                // id). Either way this call keeps waiting.
                 match (
                     &d.decision,
                     d.approval.as_ref().map(|a| ApprovalId::parse(&a.id)),
                 ) {
-                    (Verdict::Escalate, Some(Ok(next))) if next != id => {
+                    (Verdict::Escalate, Some(Ok(next))) => {
+                        if next == id {
+                            // Pace re-checks of the same approval, in case
+                            // its state reads as settled while the gate
+                            // still escalates (each re-check is audited).
+                            tokio::time::sleep(RECHECK_EVERY).await;
+                        }
                         id = next;
                         escalated = d;
                         continue;

@@ -77,12 +77,19 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
-        let conn = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
         tokio::spawn(async move {
-            let _ = conn.await;
+            // hyper's header deadline starts with the first byte; a client
+            // that connects and says nothing is dropped here instead.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(HEADER_READ_TIMEOUT, stream.peek(&mut first)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            }
+            let conn = builder
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .into_owned();
+            let _ = watcher.watch(conn).await;
             drop(permit);
         });
     }

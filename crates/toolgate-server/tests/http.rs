@@ -805,12 +805,18 @@ async fn a_client_that_never_finishes_its_headers_is_dropped() {
     s.write_all(b"POST /v1/check HTTP/1.1\r\nHost: x\r\n")
         .await
         .unwrap();
+    // And one that sends nothing at all.
+    let mut silent = tokio::net::TcpStream::connect(d.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
     let mut buf = Vec::new();
     let closed = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut buf)).await;
     assert!(
         closed.is_ok(),
         "the half-open request was still held after 20 s"
     );
+    let closed = tokio::time::timeout(Duration::from_secs(5), silent.read_to_end(&mut buf)).await;
+    assert!(closed.is_ok(), "the silent connection was still held");
     // And the daemon still serves everyone else.
     assert_eq!(d.check(exec("ls")).await["decision"], "allow");
 }

@@ -106,6 +106,24 @@ impl Daemon {
         send(self.http.get(format!("{}{path}", self.url)), token).await
     }
 
+    /// The id of the open approval whose summary is `summary`, once a
+    /// waiting call has created it (polls for up to 5 s).
+    async fn open_approval(&self, summary: &str) -> String {
+        for _ in 0..100 {
+            let (_, v) = self.get("/v1/approvals", Some(OPERATOR)).await;
+            let found = v["approvals"]
+                .as_array()
+                .and_then(|a| a.iter().find(|x| x["summary"] == summary))
+                .and_then(|a| a["id"].as_str())
+                .map(str::to_string);
+            if let Some(id) = found {
+                return id;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no open approval for {summary:?} within 5 s");
+    }
+
     async fn check(&self, call: Value) -> Value {
         let (s, v) = self.post("/v1/check", Some(AGENT), call.to_string()).await;
         assert_eq!(s, StatusCode::OK, "{v}");
@@ -383,16 +401,7 @@ async fn a_waiting_check_returns_allow_once_approved() {
         })
     };
     // Find the approval the waiting call created, then approve it.
-    let mut id = None;
-    for _ in 0..100 {
-        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
-        if let Some(a) = v["approvals"].as_array().and_then(|a| a.first()) {
-            id = a["id"].as_str().map(str::to_string);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let id = id.expect("the waiting call created an approval");
+    let id = d.open_approval("git push origin main").await;
     assert!(!waiter.is_finished());
     let (s, _) = d
         .post(&format!("/v1/approvals/{id}/approve"), Some(OPERATOR), "")
@@ -441,23 +450,7 @@ async fn a_waiting_check_is_blocked_when_denied_or_when_time_runs_out() {
             .await
         })
     };
-    let mut id = None;
-    for _ in 0..100 {
-        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
-        id = v["approvals"]
-            .as_array()
-            .and_then(|a| {
-                a.iter()
-                    .find(|x| x["summary"] == "git push --force origin feature")
-            })
-            .and_then(|a| a["id"].as_str())
-            .map(str::to_string);
-        if id.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let id = id.expect("approval created");
+    let id = d.open_approval("git push --force origin feature").await;
     d.post(&format!("/v1/approvals/{id}/deny"), Some(OPERATOR), "")
         .await;
     let (_, v) = tokio::time::timeout(Duration::from_secs(10), waiter)
@@ -834,17 +827,9 @@ async fn waiters_on_the_same_call_each_get_an_answer() {
         })
     };
     let (a, b) = (spawn_waiter(), spawn_waiter());
-    let mut id = None;
-    for _ in 0..100 {
-        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
-        id = v["approvals"][0]["id"].as_str().map(str::to_string);
-        if id.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let id = d.open_approval("git push origin main").await;
+    // Let the second waiter join the same approval.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let id = id.expect("approval created");
     d.post(&format!("/v1/approvals/{id}/approve"), Some(OPERATOR), "")
         .await;
     let mut answers: Vec<String> = Vec::new();

@@ -5,6 +5,8 @@
 mod approvals_cmd;
 mod audit_cmd;
 mod check;
+mod hook_cmd;
+mod install_cmd;
 mod policy_cmd;
 mod serve_cmd;
 mod state;
@@ -26,6 +28,10 @@ struct Cli {
 enum Command {
     /// Decide tool calls: one ToolCall JSON on stdin, one Decision JSON on stdout.
     Check(check::CheckArgs),
+    /// Answer an agent runtime's pre-tool hook (claude-code, codex, gemini, cursor).
+    Hook(hook_cmd::HookArgs),
+    /// Register toolgate as an agent runtime's hook (claude-code).
+    Install(install_cmd::InstallArgs),
     /// Run the daemon: HTTP API, live control UI, metrics.
     Serve(serve_cmd::ServeArgs),
     /// List, show, approve and deny pending approvals.
@@ -50,6 +56,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
+        Command::Hook(args) => hook_cmd::run(args, &cli.data),
+        Command::Install(args) => install_cmd::run(args),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Policy { command } => policy_cmd::run(command),

@@ -126,7 +126,7 @@ pub(crate) fn failed(message: &str) -> String {
     };
     format!(
         "toolgate could not check this call, so it is blocked (fail-closed): {message}. \
-         Fix toolgate (`toolgate doctor` helps), then retry the call."
+         Fix what it says (is the daemon running? is the token right?), then retry the call."
     )
 }
 

@@ -1,0 +1,216 @@
+//! `toolgate hook` and `toolgate install` as processes: every runtime
+//! answers in its own format, every failure is a denial with exit 0, and the
+//! daemon path gives the same answers as the in-process one.
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "tg-hook-{tag}-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn hook(runtime: &str, data: &Path, env: &[(&str, &str)], input: &str) -> (i32, Value) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.arg("--data-dir").arg(data).args(["hook", runtime]);
+    cmd.env_remove("TOOLGATE_URL")
+        .env_remove("TOOLGATE_AGENT_TOKEN")
+        .env_remove("TOOLGATE_POLICY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(text.trim()).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn claude(cmd: &str) -> String {
+    json!({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+           "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_use_id": "t1"})
+    .to_string()
+}
+
+fn permission(v: &Value) -> &str {
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or("none")
+}
+
+#[test]
+fn claude_code_hook_decides_in_process() {
+    let data = temp_dir("inproc");
+    assert_eq!(
+        permission(&hook("claude-code", &data, &[], &claude("ls -la")).1),
+        "allow"
+    );
+    let (code, v) = hook("claude-code", &data, &[], &claude("rm -rf /"));
+    assert_eq!((code, permission(&v)), (0, "deny"));
+    let (_, v) = hook("claude-code", &data, &[], &claude("git push origin main"));
+    assert_eq!(permission(&v), "ask");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("toolgate approvals approve "), "{reason}");
+    // Events toolgate does not judge get an empty answer.
+    let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}});
+    assert_eq!(
+        hook("claude-code", &data, &[], &post.to_string()).1,
+        json!({})
+    );
+}
+
+#[test]
+fn every_failure_is_a_denial_with_exit_zero() {
+    let data = temp_dir("fail");
+    for input in [
+        "not json",
+        "{}",
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}"#,
+    ] {
+        let (code, v) = hook("claude-code", &data, &[], input);
+        assert_eq!((code, permission(&v)), (0, "deny"), "{input}: {v}");
+    }
+    let unreachable = [
+        ("TOOLGATE_URL", "http://127.0.0.1:9"),
+        ("TOOLGATE_AGENT_TOKEN", "x"),
+    ];
+    let (code, v) = hook("claude-code", &data, &unreachable, &claude("ls"));
+    assert_eq!((code, permission(&v)), (0, "deny"));
+    assert!(v.to_string().contains("did not answer"), "{v}");
+    let (_, v) = hook(
+        "gemini",
+        &data,
+        &unreachable,
+        &json!({"hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
+        .to_string(),
+    );
+    assert_eq!(v["decision"], "deny", "{v}");
+}
+
+#[test]
+fn other_runtimes_answer_in_their_own_format() {
+    let data = temp_dir("rt");
+    let gemini = json!({"session_id": "s", "cwd": "/tmp", "hook_event_name": "BeforeTool",
+                        "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}});
+    assert_eq!(
+        hook("gemini", &data, &[], &gemini.to_string()).1["decision"],
+        "deny"
+    );
+    let cursor = json!({"hook_event_name": "beforeShellExecution", "command": "rm -rf /",
+                        "cwd": "/tmp", "workspace_roots": ["/tmp"]});
+    assert_eq!(
+        hook("cursor", &data, &[], &cursor.to_string()).1["permission"],
+        "deny"
+    );
+    let (_, v) = hook("codex", &data, &[], &claude("rm -rf /"));
+    assert_eq!(permission(&v), "deny");
+}
+
+#[test]
+fn the_daemon_path_gives_the_same_answers() {
+    let dir = temp_dir("daemon");
+    let agent = "agent-token-hook-test-0123456789";
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir.join("daemon"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("TOOLGATE_AGENT_TOKEN", agent)
+        .env(
+            "TOOLGATE_OPERATOR_TOKEN",
+            "operator-token-hook-test-0123456789",
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(serve.stderr.take().unwrap()));
+    let addr = lines
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("toolgate serve: listening on ")
+                .map(str::to_string)
+        })
+        .expect("the daemon announces its address");
+    std::thread::spawn(move || for _ in lines {});
+    let env = [
+        ("TOOLGATE_URL", addr.as_str()),
+        ("TOOLGATE_AGENT_TOKEN", agent),
+    ];
+    let local = dir.join("unused");
+    assert_eq!(
+        permission(&hook("claude-code", &local, &env, &claude("ls")).1),
+        "allow"
+    );
+    assert_eq!(
+        permission(&hook("claude-code", &local, &env, &claude("rm -rf /")).1),
+        "deny"
+    );
+    let (_, v) = hook("claude-code", &local, &env, &claude("git push origin main"));
+    assert_eq!(permission(&v), "ask");
+    // Nothing was decided locally: the daemon holds the record.
+    assert!(!local.join("toolgate.db").exists());
+    let bad = [
+        ("TOOLGATE_URL", addr.as_str()),
+        ("TOOLGATE_AGENT_TOKEN", "wrong-token-0123456789"),
+    ];
+    let (_, v) = hook("claude-code", &local, &bad, &claude("ls"));
+    assert_eq!(permission(&v), "deny");
+    assert!(v.to_string().contains("401"), "{v}");
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
+
+#[test]
+fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
+    let dir = temp_dir("install");
+    let settings = dir.join("settings.json");
+    std::fs::write(&settings, r#"{"model": "opus", "hooks": {"Stop": []}}"#).unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["install", "claude-code", "--settings"])
+            .arg(&settings)
+            .output()
+            .unwrap()
+    };
+    assert!(run().status.success());
+    assert!(String::from_utf8_lossy(&run().stdout).contains("already"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert!(v["hooks"]["Stop"].is_array());
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 1);
+    let h = &pre[0]["hooks"][0];
+    assert_eq!(h["onFailure"], "block");
+    assert!(
+        h["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(" hook claude-code")
+    );
+    assert!(dir.join("settings.json.bak").exists());
+    // A broken settings file is left alone.
+    std::fs::write(&settings, "{ not json").unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+}

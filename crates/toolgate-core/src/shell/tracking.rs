@@ -100,8 +100,34 @@ pub(super) fn download_target(program: &str, args: &[Word]) -> Option<Word> {
         if let Some(v) = value_of("--output=").or_else(|| value_of("--output-document=")) {
             return Some(args[i].clone().with_text(v));
         }
-        if program == "curl" && a.starts_with("-o") && a.len() > 2 && !a.starts_with("--") {
-            return Some(args[i].clone().with_text(&a[2..]));
+        // Short flags run together (`-sSLo FILE`, `-qO FILE`, `-sofile`):
+        // the output flag takes the rest of the cluster, or the next word.
+        if let Some(cluster) = a
+            .strip_prefix('-')
+            .filter(|c| !c.starts_with('-') && c.len() > 1)
+        {
+            let (out, remote) = match program {
+                "curl" => (Some('o'), Some('O')),
+                "wget" => (Some('O'), None),
+                "aria2c" | "http" | "xh" => (Some('o'), None),
+                _ => (None, None),
+            };
+            for (k, c) in cluster.char_indices() {
+                if !c.is_ascii_alphanumeric() {
+                    break;
+                }
+                if Some(c) == out {
+                    let rest = &cluster[k + 1..];
+                    return if rest.is_empty() {
+                        args.get(i + 1).cloned()
+                    } else {
+                        Some(args[i].clone().with_text(rest))
+                    };
+                }
+                if Some(c) == remote {
+                    remote_name = true;
+                }
+            }
         }
         if a.contains("://") {
             url = Some(&args[i]);

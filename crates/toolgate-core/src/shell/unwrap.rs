@@ -200,6 +200,10 @@ impl Analyzer<'_> {
                 {
                     self.nested(&text, scope, "source");
                 }
+                // Sourcing a file downloaded earlier runs network code.
+                if args.first().is_some_and(|f| self.is_downloaded(f, scope)) {
+                    cmd.stdin_from.push("<download>".into());
+                }
                 self.push(cmd);
             }
             "echo" | "printf" | "cat" | "base64" | "ls" => {
@@ -301,9 +305,25 @@ impl Analyzer<'_> {
             }
             p if SHELLS.contains(&p) => self.unwrap_shell(cmd, args, scope),
             "curl" | "wget" | "aria2c" | "http" | "xh" => {
-                if let Some(file) = download_target(&program, &args) {
+                // The file it saves, or (`curl URL > a.sh`, `wget -O- URL
+                // > a.sh`) the file its output is redirected into.
+                let mut saved: Vec<Word> = download_target(&program, &args)
+                    .filter(|w| w.text != "-")
+                    .into_iter()
+                    .collect();
+                if saved.is_empty() {
+                    saved.extend(
+                        cmd.redirects
+                            .iter()
+                            .filter(|r| {
+                                matches!(r.kind, RedirectKind::Write | RedirectKind::Append)
+                            })
+                            .map(|r| r.target.clone()),
+                    );
+                }
+                for file in saved {
                     let abs = self.resolve_word(file, scope);
-                    if !abs.dynamic {
+                    if !abs.dynamic && scope.state.downloaded.len() < 32 {
                         scope.state_mut().downloaded.push(abs.text);
                     }
                 }

@@ -326,6 +326,32 @@ async fn bad_input_gets_a_clear_4xx_and_the_server_keeps_serving() {
 }
 
 #[tokio::test]
+async fn an_oversized_chunked_body_is_a_413() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let d = start(DEFAULT_POLICY).await;
+    let mut s = tokio::net::TcpStream::connect(d.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    // No Content-Length: the limit can only be found while reading.
+    let head = format!(
+        "POST /v1/check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {AGENT}\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let chunk = format!("10000\r\n{}\r\n", "a".repeat(0x10000));
+    for _ in 0..20 {
+        if s.write_all(chunk.as_bytes()).await.is_err() {
+            break; // the server may stop reading once over the limit
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n").await;
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+}
+
+#[tokio::test]
 async fn operators_approve_and_deny_and_the_retry_consumes() {
     let d = start(DEFAULT_POLICY).await;
     let call = exec("git push origin main");

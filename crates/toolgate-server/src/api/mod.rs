@@ -47,7 +47,11 @@ pub async fn read_json(headers: &HeaderMap, body: Body, empty_ok: bool) -> Resul
             ))
         })?
         .map_err(|e| {
-            if e.to_string().contains("length limit") {
+            // A chunked body has no Content-Length to check up front: the
+            // limit shows up as the read error's source.
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if over {
                 too_large()
             } else {
                 ApiError::bad_request(format!("cannot read the request body: {e}"))

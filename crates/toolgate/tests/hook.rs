@@ -2,6 +2,8 @@
 //! answers in its own format, every failure is a denial with exit 0, and the
 //! daemon path gives the same answers as the in-process one.
 
+mod common;
+
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -131,27 +133,24 @@ fn other_runtimes_answer_in_their_own_format() {
 fn the_daemon_path_gives_the_same_answers() {
     let dir = temp_dir("daemon");
     let agent = "agent-token-hook-test-0123456789";
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(dir.join("daemon"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("TOOLGATE_AGENT_TOKEN", agent)
-        .env(
-            "TOOLGATE_OPERATOR_TOKEN",
-            "operator-token-hook-test-0123456789",
-        )
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(serve.stderr.take().unwrap()));
-    let addr = lines
-        .find_map(|l| {
-            l.ok()?
-                .strip_prefix("toolgate serve: listening on ")
-                .map(str::to_string)
-        })
-        .expect("the daemon announces its address");
-    std::thread::spawn(move || for _ in lines {});
+    let data = dir.join("daemon");
+    let daemon = common::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        &[
+            ("TOOLGATE_AGENT_TOKEN", agent),
+            (
+                "TOOLGATE_OPERATOR_TOKEN",
+                "operator-token-hook-test-0123456789",
+            ),
+        ],
+    )
+    .expect("the daemon starts");
+    let addr = format!("http://{}", daemon.addr);
     let env = [
         ("TOOLGATE_URL", addr.as_str()),
         ("TOOLGATE_AGENT_TOKEN", agent),
@@ -176,8 +175,6 @@ fn the_daemon_path_gives_the_same_answers() {
     let (_, v) = hook("claude-code", &local, &bad, &claude("ls"));
     assert_eq!(permission(&v), "deny");
     assert!(v.to_string().contains("401"), "{v}");
-    let _ = serve.kill();
-    let _ = serve.wait();
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! `toolgate serve` as a process: start-up with no configuration, token
 //! files, SIGHUP reload, and a clean stop on SIGTERM.
 
+mod common;
+
+use common::spawn;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -17,53 +20,6 @@ fn temp_dir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-struct Daemon {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the binary and reads its announcement; `Err` carries stderr when
-/// it exits instead.
-fn spawn(args: &[&str], env: &[(&str, &Path)]) -> Result<Daemon, String> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    cmd.arg("serve").args(args);
-    cmd.env_remove("TOOLGATE_AGENT_TOKEN")
-        .env_remove("TOOLGATE_OPERATOR_TOKEN")
-        .env_remove("TOOLGATE_DATA_DIR")
-        .env_remove("TOOLGATE_POLICY");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        seen.push_str(&line);
-        seen.push('\n');
-        if let Some(rest) = line.strip_prefix("toolgate serve: listening on http://") {
-            let addr = rest.trim().to_string();
-            // Keep draining stderr so the daemon never blocks on a full pipe.
-            std::thread::spawn(move || for _ in lines {});
-            return Ok(Daemon { child, addr });
-        }
-    }
-    let _ = child.wait();
-    Err(seen)
 }
 
 fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u16, Value) {
@@ -145,7 +101,7 @@ fn sighup_reloads_and_sigterm_stops() {
             "--data-dir",
             &data_arg,
         ],
-        &[],
+        &[] as &[(&str, &str)],
     )
     .unwrap();
     let op = token(&dir.join("data"), "operator");

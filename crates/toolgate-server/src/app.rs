@@ -83,6 +83,8 @@ pub struct App {
     pub listen: String,
     /// Set to `true` when the daemon is stopping.
     pub shutdown: tokio::sync::watch::Sender<bool>,
+    /// What integrations' canaries reported.
+    pub canaries: crate::canary::Canaries,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,
 }

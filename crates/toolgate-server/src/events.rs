@@ -148,6 +148,9 @@ async fn sweep(app: Arc<App>) {
             Ok(Err(e)) => tracing::warn!(error = %e, "cannot expire or count approvals"),
             Err(_) => {}
         }
+        for w in app.canaries.sweep(app.clock.now_ms()) {
+            crate::api::canary::announce(&app, &w);
+        }
         app.committed.notify_one();
     }
 }

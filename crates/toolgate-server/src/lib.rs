@@ -10,6 +10,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod canary;
 pub mod checker;
 pub mod error;
 pub mod events;
@@ -148,6 +149,7 @@ impl Server {
             shutdown: tokio::sync::watch::Sender::new(false),
             // Long polls may take at most half the connections, so operators
             // can always get in to resolve them.
+            canaries: crate::canary::Canaries::default(),
             waiters: Arc::new(tokio::sync::Semaphore::new(
                 MAX_WAITERS.min(listen::max_connections() / 2),
             )),
@@ -204,6 +206,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/state", get(api::read::state))
         .route("/v1/audit/verify", get(api::read::verify))
         .route("/v1/protocol", get(api::read::protocol))
+        .route("/v1/canary", post(api::canary::canary))
         .route("/v1/hooks/claude-code", post(api::hooks::claude_code))
         .route("/ws", get(ws::ws))
         .route("/metrics", get(api::read::metrics))

@@ -915,3 +915,39 @@ async fn stopping_releases_waiting_calls_with_a_recorded_block() {
     assert!(v["reason"].as_str().unwrap().contains("shutting down"));
     assert!(v["audit_seq"].as_u64().is_some());
 }
+
+#[tokio::test]
+async fn canaries_show_in_state_and_bad_reports_are_refused() {
+    let d = start(DEFAULT_POLICY).await;
+    let report = |event: &str| {
+        json!({"runtime": "openclaw", "instance": "host-1", "event": event}).to_string()
+    };
+    let (s, v) = d.post("/v1/canary", None, report("start")).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
+    for event in ["start", "activity", "hook"] {
+        let (s, v) = d.post("/v1/canary", Some(AGENT), report(event)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let tamper = json!({"runtime": "openclaw", "instance": "host-1", "event": "tamper",
+        "detail": "plugin other-guard runs after toolgate"});
+    let (s, _) = d.post("/v1/canary", Some(AGENT), tamper.to_string()).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = d
+        .post(
+            "/v1/canary",
+            Some(AGENT),
+            json!({"runtime": "openclaw", "instance": "x", "event": "exploded"}).to_string(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(error_code(&v) == "bad_request");
+    let (_, v) = d.get("/v1/state", Some(OPERATOR)).await;
+    let i = &v["integrations"][0];
+    assert_eq!(i["runtime"], "openclaw");
+    assert!(i["first_hook_ms"].as_i64().is_some(), "{i}");
+    assert!(i["first_activity_ms"].as_i64().is_some(), "{i}");
+    assert_eq!(
+        i["warnings"][0], "plugin other-guard runs after toolgate",
+        "{i}"
+    );
+}

@@ -68,6 +68,7 @@ pub async fn state(
         "pending_approvals": app.pending(),
         "totals": {"allow": allow, "block": block, "escalate": escalate},
         "series": app.stats.series(),
+        "integrations": app.canaries.view(now),
     })))
 }
 

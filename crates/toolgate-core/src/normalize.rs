@@ -137,10 +137,57 @@ pub fn split_mcp(tool: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
+/// Words of a tool name: split at non-alphanumerics and camelCase humps,
+/// lowercased (`runBashCmd` → `run`, `bash`, `cmd`).
+fn name_words(tool: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in tool.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
 fn mcp_kind(tool: &str) -> ToolKind {
     let t = tool.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
-    if has(&["exec", "shell", "command", "terminal", "run_script"]) {
+    // Short shell names only as whole words: `sh` is in `push`, `cmd` in
+    // nothing else, but both must not match inside longer words.
+    let shell_word = name_words(tool).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "bash"
+                | "sh"
+                | "zsh"
+                | "ksh"
+                | "fish"
+                | "pwsh"
+                | "powershell"
+                | "cmd"
+                | "eval"
+                | "repl"
+                | "ssh"
+                | "subprocess"
+                | "spawn"
+                | "console"
+        )
+    });
+    if shell_word || has(&["exec", "shell", "command", "terminal", "run_script"]) {
         ToolKind::Exec
     } else if has(&[
         "write", "edit", "create", "delete", "remove", "move", "rename", "mkdir", "patch", "upload",
@@ -239,7 +286,16 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
         bridged = true;
     }
 
-    let kind = kind_of(&tool);
+    let mut kind = kind_of(&tool);
+    // A tool toolgate does not know, or an MCP tool named for something
+    // else, that takes a shell command is judged as running it: the name
+    // is the caller's choice, the command is what runs.
+    if kind != ToolKind::Exec
+        && (kind == ToolKind::Other || split_mcp(&tool).is_some())
+        && exec_command(&params).0.is_some()
+    {
+        kind = ToolKind::Exec;
+    }
     let base_cwd = call
         .cwd
         .as_deref()
@@ -497,6 +553,33 @@ mod tests {
             &env(),
         );
         assert_eq!(n.command.as_deref(), Some("bash -lc 'rm -rf ~'"));
+    }
+
+    #[test]
+    fn shell_tools_are_exec_whatever_their_name() {
+        for t in [
+            "mcp__x__bash",
+            "mcp__x__run_sh",
+            "mcp__x__zsh",
+            "mcp__x__runBashCmd",
+            "mcp__x__pwsh",
+            "mcp__x__ssh_run",
+        ] {
+            assert_eq!(kind_of(t), ToolKind::Exec, "{t}");
+        }
+        // `sh` inside a word is not a shell.
+        assert_ne!(kind_of("mcp__git__push"), ToolKind::Exec);
+        assert_ne!(kind_of("mcp__x__refresh"), ToolKind::Exec);
+        // An unknown tool or an MCP tool named otherwise, with a command.
+        for t in ["mcp__x__do_it", "mcp__x__get_output", "custom_runner"] {
+            let c = call(json!({"tool": t, "params": {"command": "rm -rf /"}}));
+            let n = normalize(&c, &env());
+            assert_eq!(n.kind, ToolKind::Exec, "{t}");
+            assert_eq!(n.command.as_deref(), Some("rm -rf /"));
+        }
+        // A known non-exec tool keeps its kind.
+        let c = call(json!({"tool": "message", "params": {"command": "hi"}}));
+        assert_eq!(normalize(&c, &env()).kind, ToolKind::Message);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod cursor;
 pub mod gemini;
+pub mod mcp;
 
 mod input;
 mod text;

@@ -55,12 +55,21 @@ pub(crate) fn allowed(d: &Decision) -> String {
     headline(d, "allowed by toolgate")
 }
 
-/// Why a blocked call stopped, and that no approval will change it.
+/// Why a blocked call stopped, and that no approval will change it — unless
+/// the block only ended a wait and its approval is still pending (the
+/// decision then carries it), which an operator may still grant.
 pub(crate) fn blocked(d: &Decision) -> String {
-    let text = format!(
-        "{}\nNo approval can unlock this call; do not retry it in another form.",
-        headline(d, "blocked by toolgate")
-    );
+    let next = match d.approval.as_ref().filter(|a| !a.id.trim().is_empty()) {
+        Some(a) => format!(
+            "Approval {} is still pending (until {}): once an operator approves it \
+             (`toolgate approvals approve {}`), retry exactly the same call.",
+            a.id.trim(),
+            a.expires_at,
+            a.id.trim()
+        ),
+        None => "No approval can unlock this call; do not retry it in another form.".to_string(),
+    };
+    let text = format!("{}\n{next}", headline(d, "blocked by toolgate"));
     with_protocol(text, d)
 }
 

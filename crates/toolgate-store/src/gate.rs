@@ -77,6 +77,11 @@ impl Gate {
         &self.engine
     }
 
+    /// The store it records in (for reading approvals while a caller waits).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
     /// Records that a caller stopped waiting for approval `approval` of
     /// `call` after `waited_ms` (`outcome`: `timeout`, `expired`, …) and the
     /// `decision` answered instead, in one transaction; returns the decision

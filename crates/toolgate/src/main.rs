@@ -5,8 +5,10 @@
 mod approvals_cmd;
 mod audit_cmd;
 mod check;
+mod decider;
 mod hook_cmd;
 mod install_cmd;
+mod mcp_proxy;
 mod policy_cmd;
 mod serve_cmd;
 mod state;
@@ -32,6 +34,8 @@ enum Command {
     Hook(hook_cmd::HookArgs),
     /// Register toolgate as an agent runtime's hook (claude-code).
     Install(install_cmd::InstallArgs),
+    /// Sit between an MCP client and a stdio MCP server, judging every tool call.
+    McpProxy(mcp_proxy::McpProxyArgs),
     /// Run the daemon: HTTP API, live control UI, metrics.
     Serve(serve_cmd::ServeArgs),
     /// List, show, approve and deny pending approvals.
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
         Command::Install(args) => install_cmd::run(args),
+        Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Policy { command } => policy_cmd::run(command),

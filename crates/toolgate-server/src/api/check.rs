@@ -189,13 +189,17 @@ async fn wait_for(
             ),
         };
         let waited_ms = started.elapsed().as_millis() as i64;
-        let d = Decision::new(
+        let mut d = Decision::new(
             Verdict::Block,
             escalated.risk,
             escalated.score,
             Layer::Approval,
             &why,
         );
+        // Still pending: say which approval an operator may yet grant.
+        if matches!(label, "timeout" | "shutdown") {
+            d.approval = escalated.approval.clone();
+        }
         let gate = app.gate.load_full();
         let record_start = Instant::now();
         let tool = kind_of(&call.tool).as_str();

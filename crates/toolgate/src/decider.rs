@@ -1,0 +1,340 @@
+//! Who decides for an integration (`toolgate hook`, `toolgate mcp-proxy`):
+//! the daemon when `TOOLGATE_URL` is set, else this process with the policy
+//! and the data dir. Both answer the same Decisions; both can hold an
+//! escalation until an operator resolves it.
+
+use crate::check::{base_env, load_engine};
+use crate::state::DataDirArgs;
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use toolgate_core::approval::{ApprovalId, ApprovalState};
+use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
+use toolgate_core::time::rfc3339_ms;
+use toolgate_store::{Gate, SystemClock};
+
+/// How long to wait for the daemon's answer to a plain check.
+pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
+/// How often an in-process wait looks at the approval.
+const POLL_EVERY: Duration = Duration::from_millis(200);
+/// The daemon refuses longer waits.
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// Decides tool calls, here or through the daemon.
+pub enum Decider {
+    /// In this process, recording in the data dir like `toolgate check`.
+    Local(Gate),
+    /// `toolgate serve` at `url`, with an agent token.
+    Daemon {
+        /// `http://HOST:PORT`.
+        url: String,
+        /// The agent token.
+        token: String,
+    },
+}
+
+impl Decider {
+    /// The daemon when `url` is set (token from `token` or `agent.token`
+    /// in the data dir), else an in-process gate with `policy` (or the
+    /// built-in default) and the data dir's store.
+    pub fn new(
+        policy: Option<&Path>,
+        url: Option<&str>,
+        token: Option<&str>,
+        data: &DataDirArgs,
+    ) -> Result<Decider> {
+        match url.map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => {
+                let url = url.trim_end_matches('/').to_string();
+                if !url.starts_with("http://") {
+                    bail!(
+                        "TOOLGATE_URL must be http://HOST:PORT (got {url:?}); put a TLS proxy on the daemon side"
+                    );
+                }
+                Ok(Decider::Daemon {
+                    token: agent_token(token, data)?,
+                    url,
+                })
+            }
+            None => {
+                let engine = load_engine(policy)?;
+                let store = data.open()?;
+                Ok(Decider::Local(Gate::new(
+                    Arc::new(engine),
+                    store,
+                    Arc::new(SystemClock),
+                    base_env(),
+                )))
+            }
+        }
+    }
+
+    /// Decides and records one call.
+    pub fn check(&self, call: &ToolCall) -> Result<Decision> {
+        match self {
+            Decider::Local(gate) => Ok(gate.check(call)?),
+            Decider::Daemon { url, token } => post_check(url, token, call, None),
+        }
+    }
+
+    /// Holds `escalated` (this call's escalation) until an operator resolves
+    /// it, `wait` runs out or `cancel` is set: approved → the re-check
+    /// consumes it (`allow`); denied → `block`; time out → a recorded
+    /// `block` saying so. A set `cancel` returns the escalation as it was.
+    pub fn wait(
+        &self,
+        call: &ToolCall,
+        escalated: Decision,
+        wait: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<Decision> {
+        let wait = wait.min(MAX_WAIT);
+        if escalated.decision != Verdict::Escalate || wait.is_zero() {
+            return Ok(escalated);
+        }
+        match self {
+            Decider::Daemon { url, token } => post_check(url, token, call, Some(wait)),
+            Decider::Local(gate) => wait_here(gate, call, escalated, wait, cancel),
+        }
+    }
+}
+
+/// The in-process wait: the store is shared with every other toolgate
+/// process on the data dir, so an approval from `toolgate approvals approve`
+/// (or a daemon on the same dir) shows up in it.
+fn wait_here(
+    gate: &Gate,
+    call: &ToolCall,
+    mut escalated: Decision,
+    wait: Duration,
+    cancel: &AtomicBool,
+) -> Result<Decision> {
+    let started = Instant::now();
+    let deadline = started + wait;
+    loop {
+        let Some(id) = approval_id(&escalated) else {
+            return Ok(escalated);
+        };
+        let settled = loop {
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(escalated);
+            }
+            if Instant::now() >= deadline {
+                break None;
+            }
+            let approval = gate.store().read_approval(&id)?;
+            match approval.map(|a| a.state) {
+                Some(ApprovalState::Pending) => std::thread::sleep(POLL_EVERY),
+                Some(ApprovalState::Expired) | None => break Some("expired"),
+                Some(_) => break Some("resolved"),
+            }
+        };
+        let label = match settled {
+            Some("resolved") => {
+                let d = gate.check(call)?;
+                if d.decision != Verdict::Escalate {
+                    return Ok(d);
+                }
+                // Another retry used the approval first (a new id), or it
+                // went back to pending on new terms (the same id, paced
+                // since each re-check is audited): keep waiting.
+                if approval_id(&d) == Some(id) {
+                    std::thread::sleep(POLL_EVERY);
+                }
+                escalated = d;
+                continue;
+            }
+            Some(other) => other,
+            None => "timeout",
+        };
+        let why = if label == "timeout" {
+            format!(
+                "no operator resolved approval {id} within {}; it stays pending until {}: \
+                 retry the exact call once it is approved",
+                humantime_secs(wait),
+                escalated
+                    .approval
+                    .as_ref()
+                    .map(|a| a.expires_at.clone())
+                    .unwrap_or_else(|| rfc3339_ms(0))
+            )
+        } else {
+            format!("approval {id} expired while this call waited; retry the call to ask again")
+        };
+        let mut block = Decision::new(
+            Verdict::Block,
+            escalated.risk,
+            escalated.score,
+            Layer::Approval,
+            &why,
+        );
+        // Still pending: say which approval an operator may yet grant.
+        if label == "timeout" {
+            block.approval = escalated.approval.clone();
+        }
+        let waited = started.elapsed().as_millis() as i64;
+        return Ok(gate.record_wait_end(call, &id, label, waited, block)?);
+    }
+}
+
+fn humantime_secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The approval an escalation waits on.
+pub fn approval_id(d: &Decision) -> Option<ApprovalId> {
+    d.approval
+        .as_ref()
+        .and_then(|a| ApprovalId::parse(&a.id).ok())
+}
+
+/// The relayed approval call (`toolgate_approve`), as an agent-side surface
+/// (an MCP client's user, a chat owner) sends it. The policy honours it only
+/// with `[approvals] relay = true`.
+pub fn relay_call(approval: &str, reason: &str, like: &ToolCall) -> ToolCall {
+    let params = json!({"id": approval, "reason": reason});
+    ToolCall {
+        tool: "toolgate_approve".to_string(),
+        params: params.as_object().cloned().unwrap_or_default(),
+        call_id: None,
+        agent: like.agent.clone(),
+        session: like.session.clone(),
+        channel: like.channel.clone(),
+        cwd: like.cwd.clone(),
+        requester: None,
+    }
+}
+
+fn agent_token(token: Option<&str>, data: &DataDirArgs) -> Result<String> {
+    if let Some(t) = token.map(str::trim).filter(|t| !t.is_empty()) {
+        return Ok(t.to_string());
+    }
+    let (dir, _) = data.resolve();
+    let path = dir.join("agent.token");
+    let t = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "TOOLGATE_URL is set but there is no agent token: set TOOLGATE_AGENT_TOKEN or make {} readable",
+            path.display()
+        )
+    })?;
+    Ok(t.trim().to_string())
+}
+
+/// `POST /v1/check[?wait=Ns]` over plain HTTP/1.1 (loopback; no TLS, no
+/// async runtime: a hook is a short-lived process and starts faster
+/// without them).
+fn post_check(url: &str, token: &str, call: &ToolCall, wait: Option<Duration>) -> Result<Decision> {
+    let (path, timeout) = match wait {
+        Some(w) => (
+            format!("/v1/check?wait={}s", w.as_secs().max(1)),
+            w + DAEMON_TIMEOUT,
+        ),
+        None => ("/v1/check".to_string(), DAEMON_TIMEOUT),
+    };
+    let body = serde_json::to_string(call)?;
+    let (status, body) = http_post(url, &path, token, &body, timeout)?;
+    if status != 200 {
+        let why = serde_json::from_str::<Value>(&body)
+            .ok()
+            .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+            .unwrap_or_else(|| body.chars().take(200).collect());
+        bail!("the toolgate daemon answered {status}: {why}");
+    }
+    serde_json::from_str(&body).with_context(|| format!("the daemon at {url} sent no Decision"))
+}
+
+/// One HTTP/1.1 POST; the status and the body.
+fn http_post(
+    url: &str,
+    path: &str,
+    token: &str,
+    body: &str,
+    timeout: Duration,
+) -> Result<(u16, String)> {
+    let hostport = url
+        .strip_prefix("http://")
+        .ok_or_else(|| anyhow!("TOOLGATE_URL must be http://HOST:PORT (got {url:?})"))?;
+    let addr = hostport
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {hostport}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{hostport} resolves to no address"))?;
+    let unreachable = |e: std::io::Error| {
+        anyhow!("the toolgate daemon at {url} did not answer ({e}); the call was not allowed")
+    };
+    let mut s = TcpStream::connect_timeout(&addr, DAEMON_TIMEOUT).map_err(unreachable)?;
+    s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
+    s.set_write_timeout(Some(DAEMON_TIMEOUT))
+        .map_err(unreachable)?;
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {hostport}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(request.as_bytes()).map_err(unreachable)?;
+    let mut raw = Vec::new();
+    s.take(4 << 20).read_to_end(&mut raw).map_err(unreachable)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("the daemon at {url} sent a malformed answer"))?;
+    let status: u16 = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| anyhow!("the daemon at {url} sent a malformed status line"))?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)?
+    } else {
+        body.to_string()
+    };
+    Ok((status, body))
+}
+
+/// The body of a chunked HTTP/1.1 answer.
+fn dechunk(mut body: &str) -> Result<String> {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body
+            .split_once("\r\n")
+            .ok_or_else(|| anyhow!("malformed chunked answer"))?;
+        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| anyhow!("malformed chunk size {size:?}"))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let chunk = rest
+            .get(..n)
+            .ok_or_else(|| anyhow!("truncated chunked answer"))?;
+        out.push_str(chunk);
+        body = rest.get(n + 2..).unwrap_or("");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dechunk;
+
+    #[test]
+    fn chunked_bodies_are_joined() {
+        assert_eq!(
+            dechunk("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n").unwrap(),
+            "hello world"
+        );
+        assert!(dechunk("zz\r\n").is_err());
+        assert!(dechunk("9\r\nshort").is_err());
+    }
+}

@@ -32,7 +32,7 @@ enum Command {
     Check(check::CheckArgs),
     /// Answer an agent runtime's pre-tool hook (claude-code, codex, gemini, cursor).
     Hook(hook_cmd::HookArgs),
-    /// Register toolgate as an agent runtime's hook (claude-code).
+    /// Register toolgate as an agent runtime's hook (claude-code, codex, gemini, cursor).
     Install(install_cmd::InstallArgs),
     /// Sit between an MCP client and a stdio MCP server, judging every tool call.
     McpProxy(mcp_proxy::McpProxyArgs),

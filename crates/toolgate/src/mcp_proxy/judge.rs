@@ -158,10 +158,7 @@ impl Proxy {
                 }
                 self.forward(raw).await;
             }
-            Some(Value::String(m)) if m == mcp::TOOLS_CALL => {
-                let me = self.clone();
-                tokio::spawn(async move { me.judge(msg).await });
-            }
+            Some(Value::String(m)) if m == mcp::TOOLS_CALL => self.judge(msg).await,
             Some(Value::String(m)) if m == "initialize" => {
                 let params = msg.get("params").cloned().unwrap_or(Value::Null);
                 self.elicits
@@ -196,7 +193,10 @@ impl Proxy {
         self.to_client(&error_message(id, code, message)).await;
     }
 
-    async fn judge(self: Arc<Self>, mut msg: Value) {
+    /// Judges a `tools/call`. Allowed and blocked calls are settled before
+    /// the next client message is read, so they reach the server in the
+    /// order the client sent them; only an escalation is held on the side.
+    async fn judge(self: &Arc<Self>, msg: Value) {
         let id = msg.get("id").cloned();
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         let session = lock(&self.session).clone();
@@ -210,15 +210,41 @@ impl Proxy {
                 return;
             }
         };
-        let cancel = Arc::new(Cancel::default());
-        let key = id.as_ref().map(Value::to_string);
-        if let Some(k) = &key {
-            lock(&self.held).insert(k.clone(), cancel.clone());
-        }
-        let outcome = self.decide(&call, &params, &cancel).await;
-        if let Some(k) = &key {
-            lock(&self.held).remove(k);
-        }
+        let d = match self.blocking_check(call.clone()).await {
+            Ok(d) => d,
+            Err(e) => {
+                return self
+                    .finish(msg, Outcome::Answer(mcp::failed_result(&e)))
+                    .await;
+            }
+        };
+        let outcome = match d.decision {
+            Verdict::Allow => Outcome::Forward(mcp::forwarded_params(&params, &d)),
+            Verdict::Block => Outcome::Answer(mcp::stopped_result(&d)),
+            Verdict::Escalate => {
+                // Registered before the next message is read, so a
+                // cancellation that follows finds it.
+                let cancel = Arc::new(Cancel::default());
+                let key = msg.get("id").map(Value::to_string);
+                if let Some(k) = &key {
+                    lock(&self.held).insert(k.clone(), cancel.clone());
+                }
+                let me = self.clone();
+                tokio::spawn(async move {
+                    let outcome = me.hold(&call, &params, d, &cancel).await;
+                    if let Some(k) = &key {
+                        lock(&me.held).remove(k);
+                    }
+                    me.finish(msg, outcome).await;
+                });
+                return;
+            }
+        };
+        self.finish(msg, outcome).await;
+    }
+
+    /// Forwards or answers a judged call.
+    async fn finish(&self, mut msg: Value, outcome: Outcome) {
         match outcome {
             Outcome::Forward(params) => {
                 msg["params"] = params;
@@ -227,27 +253,12 @@ impl Proxy {
                 self.forward(line_of(&msg)).await;
             }
             Outcome::Answer(result) => {
-                if let Some(id) = id {
+                if let Some(id) = msg.get("id").cloned() {
                     self.to_client(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
                         .await;
                 }
             }
             Outcome::Drop => {}
-        }
-    }
-
-    async fn decide(&self, call: &ToolCall, params: &Value, cancel: &Arc<Cancel>) -> Outcome {
-        let d = match self.blocking_check(call.clone()).await {
-            Ok(d) => d,
-            Err(e) => return Outcome::Answer(mcp::failed_result(&e)),
-        };
-        if cancel.is_set() {
-            return Outcome::Drop;
-        }
-        match d.decision {
-            Verdict::Allow => Outcome::Forward(mcp::forwarded_params(params, &d)),
-            Verdict::Block => Outcome::Answer(mcp::stopped_result(&d)),
-            Verdict::Escalate => self.hold(call, params, d, cancel).await,
         }
     }
 

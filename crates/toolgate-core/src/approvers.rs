@@ -94,8 +94,14 @@ fn rule_covers(
     let env = engine.env_for(call, base);
     let n = normalize(call, &env);
     let env = env.with_cwd(&n.cwd);
+    // Rules approve what they can see whole: a call naming several
+    // commands or working directories, or a non-shell tool that also
+    // carries a command, is left to people.
+    if !n.alt_commands.is_empty() || !n.alt_cwds.is_empty() {
+        return false;
+    }
     if n.kind != ToolKind::Exec {
-        return rule.approve.iter().any(|r| r.matches(&n, &env, true));
+        return n.command.is_none() && rule.approve.iter().any(|r| r.matches(&n, &env, true));
     }
     let Some(command) = n.command.as_deref() else {
         return false;

@@ -148,6 +148,15 @@ impl Engine {
 
         let (concerns, class, clarity) = if n.kind == ToolKind::Exec {
             self.judge_exec(&n, &env)
+        } else if n.command.is_some() {
+            // A tool that is not a shell but carries a command: judged as
+            // itself (its name, paths and URLs) and as that command, the
+            // stricter answer winning. Its name cannot make a command
+            // harmless, nor a command make its name rules vanish.
+            let (mut concerns, class, clarity) = self.judge_tool(&n, &env);
+            let (more, exec_class, exec_clarity) = self.judge_exec(&n, &env);
+            concerns.extend(more);
+            (concerns, class.max(exec_class), clarity.max(exec_clarity))
         } else {
             self.judge_tool(&n, &env)
         };
@@ -228,9 +237,12 @@ impl Engine {
         }
     }
 
-    /// Policy rules and catalogue findings for a shell command.
+    /// Policy rules and catalogue findings for every command the call
+    /// carries, in every working directory it names, plus the deny and ask
+    /// rules naming the tool itself (`mcp__prod__*` covers a shell tool of
+    /// that server too).
     fn judge_exec(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
-        let Some(command) = n.command.as_deref() else {
+        let Some(first) = n.command.as_deref() else {
             let c = Concern {
                 verdict: Verdict::Escalate,
                 class: RiskClass::R3,
@@ -240,6 +252,27 @@ impl Engine {
             };
             return (vec![c], RiskClass::R3, 10);
         };
+        let mut concerns = Vec::new();
+        if n.kind == ToolKind::Exec {
+            concerns.extend(self.rule_concerns(&n.tool, |r| r.matches(n, env, false)));
+        }
+        let mut class = RiskClass::R0;
+        let mut clarity = 1;
+        let cwds = std::iter::once(env.cwd.clone()).chain(n.alt_cwds.iter().cloned());
+        for cwd in cwds {
+            let env = env.with_cwd(&cwd);
+            for command in std::iter::once(first).chain(n.alt_commands.iter().map(String::as_str)) {
+                let (more, c, k) = self.judge_shell(command, &env);
+                concerns.extend(more);
+                class = class.max(c);
+                clarity = clarity.max(k);
+            }
+        }
+        (concerns, class, clarity)
+    }
+
+    /// Policy rules and catalogue findings for one shell command.
+    fn judge_shell(&self, command: &str, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
         let analysis = shell::analyze(command, env);
         let mut concerns = Vec::new();
         let mut class = RiskClass::R0;

@@ -239,8 +239,12 @@ pub struct NormalizedCall {
     pub kind: ToolKind,
     /// The params judged (for a bridge, the wrapped `args`).
     pub params: Map<String, Value>,
-    /// For exec calls: the shell command text.
+    /// The shell command text: for exec calls, and for any other call that
+    /// carries one (judged both as its tool and as that command).
     pub command: Option<String>,
+    /// Further, different command texts under other keys (`command` and
+    /// `cmd` both given): each is judged too.
+    pub alt_commands: Vec<String>,
     /// For exec calls given as an argv array (Codex): the argv.
     pub argv: Option<Vec<String>>,
     /// Paths touched, resolved against the call's working directory.
@@ -253,6 +257,9 @@ pub struct NormalizedCall {
     pub mcp: Option<(String, String)>,
     /// The working directory the call runs in (absolute).
     pub cwd: String,
+    /// Further, different working directories the params name (`workdir`
+    /// and `cwd` both given): commands are judged in each.
+    pub alt_cwds: Vec<String>,
     /// True when the call came wrapped in a `tool_call` bridge.
     pub bridged: bool,
 }
@@ -286,42 +293,38 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
         bridged = true;
     }
 
-    let mut kind = kind_of(&tool);
-    // A tool toolgate does not know, or an MCP tool named for something
-    // else, that takes a shell command is judged as running it: the name
-    // is the caller's choice, the command is what runs.
-    if kind != ToolKind::Exec
-        && (kind == ToolKind::Other || split_mcp(&tool).is_some())
-        && exec_command(&params).0.is_some()
-    {
-        kind = ToolKind::Exec;
-    }
+    let kind = kind_of(&tool);
     let base_cwd = call
         .cwd
         .as_deref()
         .map(|c| env.resolve(c))
         .unwrap_or_else(|| env.cwd.clone());
-    let workdir = [
-        "workdir",
-        "cwd",
-        "directory",
-        "dir_path",
-        "working_directory",
-    ]
-    .iter()
-    .find_map(|k| params.get(*k).and_then(Value::as_str))
-    .filter(|_| kind == ToolKind::Exec);
-    let cwd = match workdir {
-        Some(w) => env.with_cwd(&base_cwd).resolve(w),
-        None => base_cwd,
-    };
+    // Every command and working directory the params name: a tool may read
+    // any of these keys, so a harmless decoy under one key must not hide
+    // the real one under another. The engine judges each combination.
+    let (commands, argv) = exec_commands(&params);
+    let mut cwds: Vec<String> = Vec::new();
+    if !commands.is_empty() {
+        for k in [
+            "workdir",
+            "cwd",
+            "directory",
+            "dir_path",
+            "working_directory",
+        ] {
+            if let Some(w) = params.get(k).and_then(Value::as_str) {
+                let w = env.with_cwd(&base_cwd).resolve(w);
+                if !cwds.contains(&w) {
+                    cwds.push(w);
+                }
+            }
+        }
+    }
+    let cwd = cwds.first().cloned().unwrap_or(base_cwd);
+    let alt_cwds = cwds.into_iter().skip(1).collect();
     let local = env.with_cwd(&cwd);
-
-    let (command, argv) = if kind == ToolKind::Exec {
-        exec_command(&params)
-    } else {
-        (None, None)
-    };
+    let command = commands.first().cloned();
+    let alt_commands = commands.into_iter().skip(1).collect();
     let paths = collect_paths(kind, &tool, &params, &local);
     let urls = ["url", "uri", "href", "targetUrl", "target_url"]
         .iter()
@@ -339,23 +342,28 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
         kind,
         params,
         command,
+        alt_commands,
         argv,
         paths,
         urls,
         action,
         mcp,
         cwd,
+        alt_cwds,
         bridged,
     }
 }
 
-/// Extracts the shell text of an exec call. An argv array (Codex's `shell`
-/// tool: `["bash", "-lc", "…"]`) is kept as argv and also joined, quoted, so
-/// the same analyzer sees it.
-fn exec_command(params: &Map<String, Value>) -> (Option<String>, Option<Vec<String>>) {
+/// Every shell text a call carries, first the one under the first key
+/// present, without repeats; and the argv of the first array. An argv array
+/// (Codex's `shell` tool: `["bash", "-lc", "…"]`) is kept as argv and also
+/// joined, quoted, so the same analyzer sees it.
+fn exec_commands(params: &Map<String, Value>) -> (Vec<String>, Option<Vec<String>>) {
+    let mut texts: Vec<String> = Vec::new();
+    let mut argv_out = None;
     for key in ["command", "cmd", "script", "commandLine", "command_line"] {
-        match params.get(key) {
-            Some(Value::String(s)) => return (Some(s.clone()), None),
+        let text = match params.get(key) {
+            Some(Value::String(s)) => s.clone(),
             Some(Value::Array(items)) => {
                 let argv: Vec<String> = items
                     .iter()
@@ -369,12 +377,18 @@ fn exec_command(params: &Map<String, Value>) -> (Option<String>, Option<Vec<Stri
                     .map(|a| shell_quote(a))
                     .collect::<Vec<_>>()
                     .join(" ");
-                return (Some(joined), Some(argv));
+                if argv_out.is_none() {
+                    argv_out = Some(argv);
+                }
+                joined
             }
-            _ => {}
+            _ => continue,
+        };
+        if !texts.contains(&text) {
+            texts.push(text);
         }
     }
-    (None, None)
+    (texts, argv_out)
 }
 
 /// Quotes one argument for a POSIX shell so re-parsing yields it unchanged.
@@ -570,16 +584,29 @@ mod tests {
         // `sh` inside a word is not a shell.
         assert_ne!(kind_of("mcp__git__push"), ToolKind::Exec);
         assert_ne!(kind_of("mcp__x__refresh"), ToolKind::Exec);
-        // An unknown tool or an MCP tool named otherwise, with a command.
-        for t in ["mcp__x__do_it", "mcp__x__get_output", "custom_runner"] {
+        // Any other tool keeps its kind and carries the command too (the
+        // engine judges both).
+        for t in [
+            "mcp__x__do_it",
+            "mcp__fs__write_file",
+            "custom_runner",
+            "message",
+        ] {
             let c = call(json!({"tool": t, "params": {"command": "rm -rf /"}}));
             let n = normalize(&c, &env());
-            assert_eq!(n.kind, ToolKind::Exec, "{t}");
+            assert_eq!(n.kind, kind_of(t), "{t}");
             assert_eq!(n.command.as_deref(), Some("rm -rf /"));
         }
-        // A known non-exec tool keeps its kind.
-        let c = call(json!({"tool": "message", "params": {"command": "hi"}}));
-        assert_eq!(normalize(&c, &env()).kind, ToolKind::Message);
+        // Every command and working directory is kept.
+        let c = call(
+            json!({"tool": "bash", "params": {"command": "ls", "cmd": "rm -rf ~",
+            "script": "ls", "cwd": "/a", "workdir": "/b"}}),
+        );
+        let n = normalize(&c, &env());
+        assert_eq!(n.command.as_deref(), Some("ls"));
+        assert_eq!(n.alt_commands, vec!["rm -rf ~".to_string()]);
+        assert_eq!(n.cwd, "/b");
+        assert_eq!(n.alt_cwds, vec!["/a".to_string()]);
     }
 
     #[test]

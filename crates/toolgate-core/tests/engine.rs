@@ -195,3 +195,41 @@ fn the_call_cwd_moves_relative_paths_and_the_workspace() {
     );
     assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
 }
+
+#[test]
+fn a_command_argument_never_hides_the_tools_own_rules() {
+    let e = engine(
+        r#"
+[rules]
+deny = ["write(/etc/**)", "mcp__fs__delete_file", "mcp__prod__*", "deploy"]
+ask = ["mcp__github__merge_pull_request"]
+"#,
+    );
+    let env = Env::new("/home/dev", "/home/dev/project");
+    for (v, want) in [
+        (
+            json!({"tool": "mcp__fs__delete_file", "params": {"path": "/etc/hosts", "script": "true"}}),
+            Verdict::Block,
+        ),
+        (
+            json!({"tool": "mcp__prod__drop_database", "params": {"name": "main", "cmd": "true"}}),
+            Verdict::Block,
+        ),
+        (
+            json!({"tool": "deploy", "params": {"env": "prod", "command": "ls"}}),
+            Verdict::Block,
+        ),
+        (
+            json!({"tool": "mcp__github__merge_pull_request", "params": {"command": "true"}}),
+            Verdict::Escalate,
+        ),
+        // A shell tool of a denied server is denied by name too.
+        (
+            json!({"tool": "mcp__prod__bash", "params": {"command": "ls"}}),
+            Verdict::Block,
+        ),
+    ] {
+        let d = decide(&e, &env, v.clone());
+        assert_eq!(d.decision, want, "{v} → {}", d.reason);
+    }
+}

@@ -15,6 +15,146 @@ use serde_json::{Map, Value, json};
 pub const TOOLS_CALL: &str = "tools/call";
 /// The JSON-RPC method that asks the client's user a question.
 pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// The JSON-RPC method that reads a server resource (a file, a URL …).
+pub const RESOURCES_READ: &str = "resources/read";
+/// The JSON-RPC method that renders a server prompt.
+pub const PROMPTS_GET: &str = "prompts/get";
+
+/// Folds a key the way lenient JSON decoders match struct fields (Go's
+/// `encoding/json` ignores case and folds `ſ` to `s` and the Kelvin sign to
+/// `k`): two keys with the same fold may reach a server as one field.
+fn fold(key: &str) -> String {
+    key.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| match c {
+            '\u{17f}' => 's',
+            '\u{212a}' => 'k',
+            c => c,
+        })
+        .collect()
+}
+
+/// The envelope fields, and the `tools/call` params fields, whose near
+/// spellings (`METHOD`, `paramſ`, `Name`) a lenient server could take for
+/// them.
+const ENVELOPE: &[&str] = &["jsonrpc", "id", "method", "params", "result", "error"];
+const CALL_FIELDS: &[&str] = &["name", "arguments", "_meta"];
+
+/// Refuses a message a server could read differently from toolgate: two
+/// keys of one object that fold to the same field (at any depth), or an
+/// envelope or `tools/call` field spelled other than exactly. `Err` says
+/// which; the proxy answers it and forwards nothing.
+pub fn check_keys(msg: &Value) -> Result<(), String> {
+    // Depth is bounded by the parser (MAX_JSON_DEPTH).
+    fn walk(v: &Value) -> Result<(), String> {
+        match v {
+            Value::Object(m) => {
+                let mut seen: std::collections::HashMap<String, &str> = Default::default();
+                for (k, child) in m {
+                    if let Some(other) = seen.insert(fold(k), k) {
+                        return Err(format!(
+                            "keys {other:?} and {k:?} differ only in case, which servers may read as one field"
+                        ));
+                    }
+                    walk(child)?;
+                }
+                Ok(())
+            }
+            Value::Array(items) => items.iter().try_for_each(walk),
+            _ => Ok(()),
+        }
+    }
+    fn exact(m: &serde_json::Map<String, Value>, fields: &[&str]) -> Result<(), String> {
+        for k in m.keys() {
+            let f = fold(k);
+            if let Some(field) = fields.iter().find(|x| **x == f)
+                && k != field
+            {
+                return Err(format!("field {k:?} must be spelled {field:?}"));
+            }
+        }
+        Ok(())
+    }
+    walk(msg)?;
+    if let Value::Object(m) = msg {
+        exact(m, ENVELOPE)?;
+        if m.get("method").and_then(Value::as_str) == Some(TOOLS_CALL)
+            && let Some(Value::Object(p)) = m.get("params")
+        {
+            exact(p, CALL_FIELDS)?;
+        }
+    }
+    Ok(())
+}
+
+/// The call a `resources/read` or `prompts/get` request is judged as:
+/// `mcp__<server>__read_resource {uri, path?}` (a `file://` URI's path is
+/// checked like any read) and `mcp__<server>__get_prompt {name, arguments}`.
+pub fn other_call(
+    session: &McpSession,
+    method: &str,
+    params: &Value,
+    id: Option<&Value>,
+) -> Option<Result<ToolCall, String>> {
+    let (tool, args) = match method {
+        RESOURCES_READ => {
+            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                return Some(Err("resources/read needs a string \"uri\"".to_string()));
+            };
+            let mut args = Map::new();
+            args.insert("uri".into(), Value::from(uri));
+            if let Some(path) = file_uri_path(uri) {
+                args.insert("path".into(), Value::from(path));
+            }
+            ("read_resource", args)
+        }
+        PROMPTS_GET => {
+            let mut args = Map::new();
+            for k in ["name", "arguments"] {
+                if let Some(v) = params.get(k) {
+                    args.insert(k.into(), v.clone());
+                }
+            }
+            ("get_prompt", args)
+        }
+        _ => return None,
+    };
+    let mut wrapped = Map::new();
+    wrapped.insert("name".into(), Value::from(tool));
+    wrapped.insert("arguments".into(), Value::Object(args));
+    Some(to_call(session, &Value::Object(wrapped), id))
+}
+
+/// The path of a `file:` URI, percent-decoded; `None` for other schemes.
+fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri
+        .get(..5)
+        .filter(|s| s.eq_ignore_ascii_case("file:"))
+        .map(|_| &uri[5..])?;
+    let rest = rest.strip_prefix("//").map_or(rest, |r| {
+        // `file://host/path`: the host is dropped (only local files exist here).
+        r.find('/').map_or("", |i| &r[i..])
+    });
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(b) = rest
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let path = String::from_utf8_lossy(&out).into_owned();
+    let path = path.split(['?', '#']).next().unwrap_or("").to_string();
+    (!path.is_empty()).then_some(path)
+}
 
 /// What the proxy knows about its session, for the calls it builds.
 #[derive(Debug, Clone, Default)]
@@ -174,12 +314,12 @@ pub fn elicit_answer(response: &Value) -> ElicitAnswer {
         return ElicitAnswer::Unknown;
     };
     match result.get("action").and_then(Value::as_str) {
+        // Only an explicit `approve: true` approves: a form sent back
+        // without the box ticked is no approval.
         Some("accept") => match result.pointer("/content/approve") {
             Some(Value::Bool(true)) => ElicitAnswer::Approve,
             Some(Value::Bool(false)) => ElicitAnswer::Refuse,
-            // A client that shows a plain "accept" button without the form.
-            None => ElicitAnswer::Approve,
-            Some(_) => ElicitAnswer::Unknown,
+            _ => ElicitAnswer::Unknown,
         },
         Some("decline") | Some("cancel") => ElicitAnswer::Refuse,
         _ => ElicitAnswer::Unknown,
@@ -324,5 +464,65 @@ mod tests {
             &json!({"capabilities": {"elicitation": {}}})
         ));
         assert!(!client_elicits(&json!({"capabilities": {}})));
+    }
+
+    #[test]
+    fn near_spellings_and_case_twins_are_refused() {
+        let call = |params: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        assert!(check_keys(&call(json!({"name": "w", "arguments": {"path": "a"}}))).is_ok());
+        for bad in [
+            json!({"jsonrpc": "2.0", "id": 1, "METHOD": "tools/call", "params": {}}),
+            call(json!({"name": "read", "Name": "write"})),
+            json!({"id": 1, "method": "tools/call", "params": {"name": "read"}, "paramſ": {"name": "write"}}),
+            call(json!({"name": "w", "argumentſ": {}})),
+            call(
+                json!({"name": "mv", "arguments": {"source": "a", "ſource": "/root/.ssh/id_rsa"}}),
+            ),
+            call(json!({"name": "w", "arguments": {"nested": [{"Key": 1, "\u{212a}ey": 2}]}})),
+        ] {
+            assert!(check_keys(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resource_reads_and_prompts_are_judged_as_calls() {
+        let c = other_call(
+            &session(),
+            RESOURCES_READ,
+            &json!({"uri": "file:///root/.ssh/id%5Frsa"}),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.tool, "mcp__fs__read_resource");
+        assert_eq!(c.params["path"], "/root/.ssh/id_rsa");
+        let c = other_call(
+            &session(),
+            RESOURCES_READ,
+            &json!({"uri": "https://x.example/a"}),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(c.params.get("path").is_none());
+        assert!(
+            other_call(&session(), RESOURCES_READ, &json!({}), None)
+                .unwrap()
+                .is_err()
+        );
+        let c = other_call(
+            &session(),
+            PROMPTS_GET,
+            &json!({"name": "p", "arguments": {"a": "b"}}),
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.tool, "mcp__fs__get_prompt");
+        assert!(other_call(&session(), "ping", &json!({}), None).is_none());
+        assert_eq!(
+            file_uri_path("file://host/etc/x?q#f").as_deref(),
+            Some("/etc/x")
+        );
     }
 }

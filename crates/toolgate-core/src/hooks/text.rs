@@ -60,13 +60,17 @@ pub(crate) fn allowed(d: &Decision) -> String {
 /// decision then carries it), which an operator may still grant.
 pub(crate) fn blocked(d: &Decision) -> String {
     let next = match d.approval.as_ref().filter(|a| !a.id.trim().is_empty()) {
-        Some(a) => format!(
-            "Approval {} is still pending (until {}): once an operator approves it \
-             (`toolgate approvals approve {}`), retry exactly the same call.",
-            a.id.trim(),
-            a.expires_at,
-            a.id.trim()
-        ),
+        Some(a) => {
+            let n = a.min_approvals.max(1);
+            let s = if n == 1 { "" } else { "s" };
+            format!(
+                "Approval {} is still pending (until {}, {n} approval{s} needed): once it is \
+                 approved (`toolgate approvals approve {}`), retry exactly the same call.",
+                a.id.trim(),
+                a.expires_at,
+                a.id.trim()
+            )
+        }
         None => "No approval can unlock this call; do not retry it in another form.".to_string(),
     };
     let text = format!("{}\n{next}", headline(d, "blocked by toolgate"));

@@ -6,12 +6,12 @@ use super::{error_message, line_of};
 use crate::decider::{Decider, approval_id, relay_call};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use toolgate_core::hooks::mcp::{self, ElicitAnswer, McpSession};
-use toolgate_core::model::{Decision, ToolCall, Verdict};
+use toolgate_core::model::{Decision, RiskClass, ToolCall, Verdict};
 
 /// A held call's cancellation: by the client (`notifications/cancelled`),
 /// by the client's user (a declined elicitation), or the client leaving.
@@ -67,9 +67,11 @@ pub struct Proxy {
     asked: Mutex<HashMap<String, oneshot::Sender<Value>>>,
     /// Tool calls being judged or held, by their JSON-RPC id (as JSON text).
     held: Mutex<HashMap<String, Arc<Cancel>>>,
-    next_request: AtomicU64,
-    request_prefix: String,
 }
+
+/// The id prefix of the proxy's own requests to the client; answers with it
+/// are never forwarded to the server.
+const ELICIT_PREFIX: &str = "toolgate-elicit-";
 
 impl Proxy {
     /// A proxy deciding with `decider`, holding escalations up to `wait`
@@ -92,11 +94,6 @@ impl Proxy {
             elicits: AtomicBool::new(false),
             asked: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
-            next_request: AtomicU64::new(1),
-            request_prefix: format!(
-                "toolgate-{}",
-                toolgate_store::random_hex().unwrap_or_else(|_| std::process::id().to_string())
-            ),
         }
     }
 
@@ -107,7 +104,10 @@ impl Proxy {
         }
     }
 
-    /// Handles one line from the client.
+    /// Handles one line from the client. Every message reaches the server
+    /// re-serialized from what the proxy parsed, never as the client's
+    /// bytes: a server whose reader splits lines at a bare `\r`, or matches
+    /// keys loosely, cannot see anything the proxy did not.
     pub async fn from_client(self: &Arc<Self>, line: &[u8]) {
         let msg = match toolgate_core::input::parse_json(line) {
             Ok(v) => v,
@@ -124,19 +124,15 @@ impl Proxy {
         match msg {
             Value::Array(batch) => {
                 for m in batch {
-                    let raw = line_of(&m);
-                    self.route(m, raw).await;
+                    self.route(m).await;
                 }
             }
-            m => {
-                let mut raw = line.to_vec();
-                raw.push(b'\n');
-                self.route(m, raw).await;
-            }
+            m => self.route(m).await,
         }
     }
 
-    async fn route(self: &Arc<Self>, msg: Value, raw: Vec<u8>) {
+    async fn route(self: &Arc<Self>, msg: Value) {
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
         if !msg.is_object() {
             return self
                 .reply_error(
@@ -146,19 +142,39 @@ impl Proxy {
                 )
                 .await;
         }
+        if let Err(why) = mcp::check_keys(&msg) {
+            let why = format!("toolgate mcp-proxy: {why}; the message was not forwarded");
+            eprintln!("{why}");
+            return self.reply_error(id, -32600, &why).await;
+        }
         match msg.get("method") {
             None => {
-                // A response: to one of the proxy's own requests, or to the
-                // server's.
-                if let Some(Value::String(id)) = msg.get("id")
-                    && let Some(tx) = lock(&self.asked).remove(id)
+                // A response: to one of the proxy's own requests (taken out
+                // even when late, so the server never learns their ids), or
+                // to the server's.
+                if let Some(Value::String(rid)) = msg.get("id")
+                    && rid.starts_with(ELICIT_PREFIX)
                 {
-                    let _ = tx.send(msg);
+                    if let Some(tx) = lock(&self.asked).remove(rid) {
+                        let _ = tx.send(msg);
+                    }
                     return;
                 }
-                self.forward(raw).await;
+                self.forward(&msg).await;
             }
-            Some(Value::String(m)) if m == mcp::TOOLS_CALL => self.judge(msg).await,
+            Some(Value::String(m)) if m == mcp::TOOLS_CALL => {
+                if msg.get("id").is_none_or(Value::is_null) {
+                    // A tool call nobody can be answered about: never run.
+                    eprintln!(
+                        "toolgate mcp-proxy: dropped a tools/call without an id (not a valid request)"
+                    );
+                    return;
+                }
+                self.judge(msg).await
+            }
+            Some(Value::String(m)) if m == mcp::RESOURCES_READ || m == mcp::PROMPTS_GET => {
+                self.judge_other(msg).await
+            }
             Some(Value::String(m)) if m == "initialize" => {
                 let params = msg.get("params").cloned().unwrap_or(Value::Null);
                 self.elicits
@@ -166,22 +182,58 @@ impl Proxy {
                 if let Some(name) = params.pointer("/clientInfo/name").and_then(Value::as_str) {
                     lock(&self.session).agent = Some(name.chars().take(128).collect());
                 }
-                self.forward(raw).await;
+                self.forward(&msg).await;
             }
             Some(Value::String(m)) if m == "notifications/cancelled" => {
-                if let Some(id) = msg.pointer("/params/requestId")
-                    && let Some(c) = lock(&self.held).get(&id.to_string())
+                if let Some(rid) = msg.pointer("/params/requestId")
+                    && let Some(c) = lock(&self.held).get(&rid.to_string())
                 {
                     c.cancel();
                 }
-                self.forward(raw).await;
+                self.forward(&msg).await;
             }
-            Some(_) => self.forward(raw).await,
+            Some(_) => self.forward(&msg).await,
         }
     }
 
-    async fn forward(&self, raw: Vec<u8>) {
-        let _ = self.to_server.send(raw).await;
+    /// Judges a `resources/read` or `prompts/get`: forwarded when allowed,
+    /// else answered with a JSON-RPC error saying why (not held: their
+    /// answers have no error shape a model would read as a tool result).
+    async fn judge_other(&self, msg: Value) {
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
+        let method = msg["method"].as_str().unwrap_or_default();
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        let session = lock(&self.session).clone();
+        let call = match mcp::other_call(&session, method, &params, Some(&id)) {
+            Some(Ok(c)) => c,
+            Some(Err(why)) => {
+                return self
+                    .reply_error(id, -32602, &format!("toolgate mcp-proxy: {why}"))
+                    .await;
+            }
+            None => return self.forward(&msg).await,
+        };
+        match self.blocking_check(call).await {
+            Ok(d) if d.decision == Verdict::Allow => self.forward(&msg).await,
+            Ok(d) => {
+                let text = mcp::stopped_result(&d)["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("blocked by toolgate")
+                    .to_string();
+                self.reply_error(id, -32001, &text).await
+            }
+            Err(e) => {
+                let text = mcp::failed_result(&e)["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("toolgate failed")
+                    .to_string();
+                self.reply_error(id, -32001, &text).await
+            }
+        }
+    }
+
+    async fn forward(&self, msg: &Value) {
+        let _ = self.to_server.send(line_of(msg)).await;
     }
 
     async fn to_client(&self, msg: &Value) {
@@ -226,8 +278,23 @@ impl Proxy {
                 // cancellation that follows finds it.
                 let cancel = Arc::new(Cancel::default());
                 let key = msg.get("id").map(Value::to_string);
-                if let Some(k) = &key {
-                    lock(&self.held).insert(k.clone(), cancel.clone());
+                let taken = key.as_ref().is_some_and(|k| {
+                    let mut held = lock(&self.held);
+                    if held.contains_key(k) {
+                        return true;
+                    }
+                    held.insert(k.clone(), cancel.clone());
+                    false
+                });
+                if taken {
+                    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+                    return self
+                        .reply_error(
+                            id,
+                            -32600,
+                            "toolgate mcp-proxy: a call with this id is still held; use a new id",
+                        )
+                        .await;
                 }
                 let me = self.clone();
                 tokio::spawn(async move {
@@ -248,9 +315,7 @@ impl Proxy {
         match outcome {
             Outcome::Forward(params) => {
                 msg["params"] = params;
-                // The server gets the message as judged, re-serialized: what
-                // toolgate parsed is exactly what the server parses.
-                self.forward(line_of(&msg)).await;
+                self.forward(&msg).await;
             }
             Outcome::Answer(result) => {
                 if let Some(id) = msg.get("id").cloned() {
@@ -282,7 +347,7 @@ impl Proxy {
         if self.wait.is_zero() {
             return Outcome::Answer(mcp::stopped_result(&escalated));
         }
-        let Ok(_slot) = self.waiting.clone().try_acquire_owned() else {
+        let Ok(slot) = self.waiting.clone().try_acquire_owned() else {
             return Outcome::Answer(mcp::stopped_result(&escalated));
         };
         let waiter = {
@@ -293,23 +358,37 @@ impl Proxy {
                 cancel.clone(),
                 self.wait,
             );
-            tokio::task::spawn_blocking(move || decider.wait(&call, d, wait, &cancel.flag))
+            // The slot goes with the thread: a wait given up on (cancelled,
+            // declined) still holds it until its thread ends, so abandoned
+            // waits cannot pile up past --max-waiting.
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                decider.wait(&call, d, wait, &cancel.flag)
+            })
         };
         tokio::pin!(waiter);
         let mut asking = if self.elicits.load(Ordering::SeqCst) {
-            Some(self.elicit(call, &escalated))
+            self.elicit(call, &escalated)
         } else {
             None
         };
         let mut relay_refusal: Option<String> = None;
         loop {
             tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    if let Some((id, _)) = &asking {
+                        self.withdraw(id).await;
+                    }
+                    return Outcome::Drop;
+                }
                 done = &mut waiter => {
                     if let Some((id, _)) = &asking {
                         self.withdraw(id).await;
                     }
                     return match done {
                         Ok(Ok(d)) => match d.decision {
+                            _ if cancel.is_set() => Outcome::Drop,
                             Verdict::Allow => Outcome::Forward(mcp::forwarded_params(params, &d)),
                             _ if cancel.is_set() => Outcome::Drop,
                             _ => {
@@ -345,29 +424,26 @@ impl Proxy {
                         ElicitAnswer::Unknown => {}
                     }
                 }
-                _ = cancel.cancelled() => {
-                    if let Some((id, _)) = &asking {
-                        self.withdraw(id).await;
-                    }
-                    return Outcome::Drop;
-                }
             }
         }
     }
 
     /// Asks the client's user about the call; the answer arrives on the
-    /// receiver (dropped unanswered when the proxy stops asking).
-    fn elicit(&self, call: &ToolCall, d: &Decision) -> (String, oneshot::Receiver<Value>) {
-        let id = format!(
-            "{}-{}",
-            self.request_prefix,
-            self.next_request.fetch_add(1, Ordering::Relaxed)
-        );
+    /// receiver (dropped unanswered when the proxy stops asking). Each
+    /// request gets a fresh random id, so a server that saw one cannot
+    /// guess the next; `None` when no random id can be made.
+    fn elicit(&self, call: &ToolCall, d: &Decision) -> Option<(String, oneshot::Receiver<Value>)> {
+        let id = format!("{ELICIT_PREFIX}{}", toolgate_store::random_hex().ok()?);
         let (tx, rx) = oneshot::channel();
         lock(&self.asked).insert(id.clone(), tx);
-        let relay = match &*self.decider {
-            Decider::Local(gate) => Some(gate.engine().policy().approvals().relay),
-            Decider::Daemon { .. } => None,
+        // A relayed approval never counts for R4, so never suggest it does.
+        let relay = if d.risk >= RiskClass::R4 {
+            Some(false)
+        } else {
+            match &*self.decider {
+                Decider::Local(gate) => Some(gate.engine().policy().approvals().relay),
+                Decider::Daemon { .. } => None,
+            }
         };
         let request = json!({
             "jsonrpc": "2.0",
@@ -379,7 +455,7 @@ impl Proxy {
         tokio::spawn(async move {
             let _ = to_client.send(line_of(&request)).await;
         });
-        (id, rx)
+        Some((id, rx))
     }
 
     /// Stops waiting for an elicitation and tells the client so.

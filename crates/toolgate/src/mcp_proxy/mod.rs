@@ -28,8 +28,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 use toolgate_core::hooks::mcp::{self, McpSession};
 
-/// Longest JSON-RPC message read from either side (MCP messages carry whole
-/// files, so this is generous; it still bounds memory).
+/// Longest JSON-RPC message read from the client. Every one is parsed (and
+/// a tool call judged), which costs many times its size in memory, so this
+/// is lower than what the server may send.
+const MAX_CLIENT_MESSAGE: usize = 16 << 20;
+/// Longest message relayed from the server (not parsed; MCP results carry
+/// whole files).
 const MAX_MESSAGE: usize = 64 << 20;
 /// How long the server gets to exit after its stdin closes.
 const SERVER_EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -108,10 +112,17 @@ async fn proxy(args: McpProxyArgs, data: &DataDirArgs) -> Result<u8> {
     )?;
     let program = &args.command[0];
     let server = mcp::server_name(&args.name.clone().unwrap_or_else(|| {
-        std::path::Path::new(program)
+        let stem = std::path::Path::new(program)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        eprintln!(
+            "toolgate mcp-proxy: no --name: judging this server's tools as mcp__{}__<tool>; \
+             pass --name (the name your policy rules use) so launchers like npx or uvx do not \
+             all share one",
+            mcp::server_name(&stem)
+        );
+        stem
     }));
     let session = McpSession {
         session: Some(
@@ -131,6 +142,11 @@ async fn proxy(args: McpProxyArgs, data: &DataDirArgs) -> Result<u8> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        // The server is what toolgate guards against: it gets no token.
+        .env_remove("TOOLGATE_AGENT_TOKEN")
+        .env_remove("TOOLGATE_OPERATOR_TOKEN")
+        .env_remove("TOOLGATE_URL")
+        .env_remove("TOOLGATE_SESSION")
         .kill_on_drop(true)
         .spawn()
         .with_context(|| {
@@ -197,7 +213,7 @@ async fn proxy(args: McpProxyArgs, data: &DataDirArgs) -> Result<u8> {
         {
             let proxy = proxy.clone();
             tokio::spawn(async move {
-                let mut lines = LineReader::new(tokio::io::stdin(), MAX_MESSAGE);
+                let mut lines = LineReader::new(tokio::io::stdin(), MAX_CLIENT_MESSAGE);
                 loop {
                     match lines.next().await {
                         Ok(Some(Ok(line))) => proxy.from_client(&line).await,
@@ -208,7 +224,7 @@ async fn proxy(args: McpProxyArgs, data: &DataDirArgs) -> Result<u8> {
                                 &format!(
                                     "toolgate mcp-proxy: a {len}-byte message is over the {} MiB \
                                      limit; it was not forwarded",
-                                    MAX_MESSAGE >> 20
+                                    MAX_CLIENT_MESSAGE >> 20
                                 ),
                             )
                             .await,

@@ -163,31 +163,80 @@ fn name_words(tool: &str) -> Vec<String> {
     words
 }
 
+/// Whole words that name a shell or a command runner.
+const SHELL_WORDS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "ksh",
+    "fish",
+    "pwsh",
+    "powershell",
+    "cmd",
+    "shell",
+    "terminal",
+    "exec",
+    "execute",
+    "command",
+    "repl",
+    "ssh",
+    "subprocess",
+];
+
+/// Interpreters whose code a tool may run: (name word, how the shell runs
+/// a snippet with it), so the shell analyzer's embedded-code checks apply.
+const INTERPRETERS: &[(&str, &str)] = &[
+    ("python", "python3 -c"),
+    ("python3", "python3 -c"),
+    ("py", "python3 -c"),
+    ("node", "node -e"),
+    ("nodejs", "node -e"),
+    ("javascript", "node -e"),
+    ("js", "node -e"),
+    ("deno", "deno eval"),
+    ("bun", "bun -e"),
+    ("ruby", "ruby -e"),
+    ("perl", "perl -e"),
+    ("php", "php -r"),
+];
+
+/// Programs a tool may be named for and called with an argument list
+/// (`{"args": ["rm", "-rf", "x"]}` to a `docker` tool is `docker rm -rf x`).
+const PROGRAM_WORDS: &[&str] = &[
+    "sudo",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "git",
+    "npm",
+    "pip",
+    "rsync",
+    "scp",
+    "curl",
+    "wget",
+    "rm",
+    "chmod",
+    "chown",
+    "dd",
+    "terraform",
+    "aws",
+    "gcloud",
+    "az",
+    "systemctl",
+];
+
 fn mcp_kind(tool: &str) -> ToolKind {
     let t = tool.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
-    // Short shell names only as whole words: `sh` is in `push`, `cmd` in
-    // nothing else, but both must not match inside longer words.
-    let shell_word = name_words(tool).iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "bash"
-                | "sh"
-                | "zsh"
-                | "ksh"
-                | "fish"
-                | "pwsh"
-                | "powershell"
-                | "cmd"
-                | "eval"
-                | "repl"
-                | "ssh"
-                | "subprocess"
-                | "spawn"
-                | "console"
-        )
-    });
-    if shell_word || has(&["exec", "shell", "command", "terminal", "run_script"]) {
+    let words = name_words(tool);
+    // Shell names only as whole words: `sh` is in `push`, `exec` in
+    // `list_executions`, `command` in `list_commands`.
+    let shell_word = words.iter().any(|w| SHELL_WORDS.contains(&w.as_str()))
+        && !words
+            .iter()
+            .any(|w| matches!(w.as_str(), "list" | "get" | "search" | "history"));
+    if shell_word || has(&["run_script", "runscript"]) {
         ToolKind::Exec
     } else if has(&[
         "write", "edit", "create", "delete", "remove", "move", "rename", "mkdir", "patch", "upload",
@@ -302,7 +351,7 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
     // Every command and working directory the params name: a tool may read
     // any of these keys, so a harmless decoy under one key must not hide
     // the real one under another. The engine judges each combination.
-    let (commands, argv) = exec_commands(&params);
+    let (commands, argv) = exec_commands(&tool, &params);
     let mut cwds: Vec<String> = Vec::new();
     if !commands.is_empty() {
         for k in [
@@ -357,10 +406,55 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
 /// Every shell text a call carries, first the one under the first key
 /// present, without repeats; and the argv of the first array. An argv array
 /// (Codex's `shell` tool: `["bash", "-lc", "…"]`) is kept as argv and also
-/// joined, quoted, so the same analyzer sees it.
-fn exec_commands(params: &Map<String, Value>) -> (Vec<String>, Option<Vec<String>>) {
+/// joined, quoted, so the same analyzer sees it. A tool named for an
+/// interpreter that gets `code` runs it as `python3 -c '<code>'` would; one
+/// named for a program that gets `args` runs that program with them.
+fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Option<Vec<String>>) {
     let mut texts: Vec<String> = Vec::new();
     let mut argv_out = None;
+    let words = name_words(split_mcp(tool).map_or(tool, |(_, t)| t));
+    let code = ["code", "source", "snippet"]
+        .iter()
+        .find_map(|k| params.get(*k).and_then(Value::as_str));
+    if let Some(code) = code {
+        let lang = ["language", "lang", "runtime"]
+            .iter()
+            .find_map(|k| params.get(*k).and_then(Value::as_str))
+            .map(str::to_ascii_lowercase);
+        let runner = INTERPRETERS
+            .iter()
+            .find(|(w, _)| lang.as_deref() == Some(*w) || words.iter().any(|x| x == w))
+            .map(|(_, r)| *r)
+            .or_else(|| {
+                // Named for running code, in no language it says: Python,
+                // the usual one; its analysis still sees shell escapes.
+                words
+                    .iter()
+                    .any(|w| {
+                        matches!(
+                            w.as_str(),
+                            "eval" | "interpreter" | "exec" | "execute" | "run"
+                        )
+                    })
+                    .then_some("python3 -c")
+            });
+        if let Some(runner) = runner {
+            texts.push(format!("{runner} {}", shell_quote(code)));
+        }
+    }
+    if let Some(program) = words.iter().find(|w| PROGRAM_WORDS.contains(&w.as_str()))
+        && let Some(Value::Array(items)) = params.get("args").or_else(|| params.get("argv"))
+    {
+        let mut text = program.clone();
+        for a in items {
+            text.push(' ');
+            text.push_str(&shell_quote(&match a {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }));
+        }
+        texts.push(text);
+    }
     for key in ["command", "cmd", "script", "commandLine", "command_line"] {
         let text = match params.get(key) {
             Some(Value::String(s)) => s.clone(),

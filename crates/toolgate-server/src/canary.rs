@@ -112,9 +112,21 @@ pub struct Canaries {
     seen: Mutex<HashMap<(String, String), Integration>>,
 }
 
+/// At most `max` bytes of `s`, control characters shown as `\u{..}` so a
+/// report cannot forge log lines.
 fn cut(s: &str, max: usize) -> String {
+    let s: String = s
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_unicode().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
     if s.len() <= max {
-        return s.to_string();
+        return s;
     }
     let mut end = max;
     while !s.is_char_boundary(end) {
@@ -274,6 +286,10 @@ mod tests {
         let w = c.report(r, 0).unwrap().unwrap();
         assert!(w.text.contains("plugin x"));
         assert!(c.report(report(" ", CanaryEvent::Start), 0).is_err());
+        let mut r = report("a", CanaryEvent::Tamper);
+        r.detail = Some("x\nWARN forged line".into());
+        let w = c.report(r, 0).unwrap().unwrap();
+        assert!(!w.text.contains('\n'), "{}", w.text);
     }
 
     #[test]

@@ -1,0 +1,15 @@
+/**
+ * State kept once per process. OpenClaw may load this plugin more than
+ * once in a process (a registry per load purpose, reloads, possibly fresh
+ * module instances), so per-process state hangs off `globalThis` under a
+ * `Symbol.for` key rather than module scope.
+ */
+const KEY = Symbol.for("toolgate.openclaw.state");
+/** The process-wide value named `name`, made by `make` the first time. */
+export function processWide(name, make) {
+    const g = globalThis;
+    const all = (g[KEY] ??= {});
+    if (!(name in all))
+        all[name] = make();
+    return all[name];
+}

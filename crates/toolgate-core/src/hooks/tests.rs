@@ -399,3 +399,86 @@ proptest! {
         prop_assert!(codex_accepts(&codex::reply_error(&message)).is_ok());
     }
 }
+
+/// Keys an MCP message may carry, near spellings included.
+fn mcp_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(
+            &[
+                "jsonrpc",
+                "id",
+                "method",
+                "params",
+                "name",
+                "arguments",
+                "path",
+                "Path",
+                "METHOD",
+                "paramſ",
+                "Name",
+                "ſource",
+                "source",
+                "\u{212a}ey",
+                "key",
+                "_meta",
+            ][..]
+        )
+        .prop_map(str::to_string),
+        ".{0,6}",
+    ]
+}
+
+fn mcp_message() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<i64>().prop_map(Value::from),
+        prop::sample::select(
+            &[
+                "tools/call",
+                "resources/read",
+                "prompts/get",
+                "ping",
+                "file:///etc/x"
+            ][..]
+        )
+        .prop_map(Value::from),
+        ".{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map(mcp_key(), inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// The proxy's pure half on arbitrary messages: no panic; a message it
+    /// accepts never holds two keys a lenient server could read as one; a
+    /// call it maps is always named for the proxy's own server.
+    #[test]
+    fn mcp_messages_are_mapped_or_refused_never_confused(msg in mcp_message()) {
+        let session = mcp::McpSession { server: "fs".into(), ..Default::default() };
+        if mcp::check_keys(&msg).is_ok() {
+            if let Value::Object(m) = &msg {
+                let mut folded: Vec<String> = m.keys().map(|k| k.to_lowercase().replace('ſ', "s")).collect();
+                folded.sort();
+                let n = folded.len();
+                folded.dedup();
+                prop_assert_eq!(n, folded.len());
+            }
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+            let call = if method == mcp::TOOLS_CALL {
+                Some(mcp::to_call(&session, &params, msg.get("id")))
+            } else {
+                mcp::other_call(&session, method, &params, msg.get("id"))
+            };
+            if let Some(Ok(c)) = call {
+                prop_assert!(c.tool.starts_with("mcp__fs__"), "{}", c.tool);
+            }
+        }
+        let _ = mcp::elicit_answer(&msg);
+    }
+}

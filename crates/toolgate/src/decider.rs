@@ -98,7 +98,14 @@ impl Decider {
             return Ok(escalated);
         }
         match self {
-            Decider::Daemon { url, token } => post_check(url, token, call, Some(wait)),
+            Decider::Daemon { url, token } => {
+                match post_check(url, token, call, Some((wait, cancel))) {
+                    // Closing the connection ends the daemon's wait without using
+                    // the approval; the escalation is the answer.
+                    Err(_) if cancel.load(Ordering::Relaxed) => Ok(escalated),
+                    other => other,
+                }
+            }
             Decider::Local(gate) => wait_here(gate, call, escalated, wait, cancel),
         }
     }
@@ -233,16 +240,22 @@ fn agent_token(token: Option<&str>, data: &DataDirArgs) -> Result<String> {
 /// `POST /v1/check[?wait=Ns]` over plain HTTP/1.1 (loopback; no TLS, no
 /// async runtime: a hook is a short-lived process and starts faster
 /// without them).
-fn post_check(url: &str, token: &str, call: &ToolCall, wait: Option<Duration>) -> Result<Decision> {
-    let (path, timeout) = match wait {
-        Some(w) => (
+fn post_check(
+    url: &str,
+    token: &str,
+    call: &ToolCall,
+    wait: Option<(Duration, &AtomicBool)>,
+) -> Result<Decision> {
+    let (path, timeout, cancel) = match wait {
+        Some((w, cancel)) => (
             format!("/v1/check?wait={}s", w.as_secs().max(1)),
             w + DAEMON_TIMEOUT,
+            Some(cancel),
         ),
-        None => ("/v1/check".to_string(), DAEMON_TIMEOUT),
+        None => ("/v1/check".to_string(), DAEMON_TIMEOUT, None),
     };
     let body = serde_json::to_string(call)?;
-    let (status, body) = http_post(url, &path, token, &body, timeout)?;
+    let (status, body) = http_post(url, &path, token, &body, timeout, cancel)?;
     if status != 200 {
         let why = serde_json::from_str::<Value>(&body)
             .ok()
@@ -253,13 +266,19 @@ fn post_check(url: &str, token: &str, call: &ToolCall, wait: Option<Duration>) -
     serde_json::from_str(&body).with_context(|| format!("the daemon at {url} sent no Decision"))
 }
 
-/// One HTTP/1.1 POST; the status and the body.
+/// How often a long wait for the daemon looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(200);
+
+/// One HTTP/1.1 POST; the status and the body. The whole answer must come
+/// within `timeout`; a set `cancel` drops the connection (the daemon then
+/// stops waiting for that call) and fails.
 fn http_post(
     url: &str,
     path: &str,
     token: &str,
     body: &str,
     timeout: Duration,
+    cancel: Option<&AtomicBool>,
 ) -> Result<(u16, String)> {
     let hostport = url
         .strip_prefix("http://")
@@ -272,8 +291,14 @@ fn http_post(
     let unreachable = |e: std::io::Error| {
         anyhow!("the toolgate daemon at {url} did not answer ({e}); the call was not allowed")
     };
+    let deadline = Instant::now() + timeout;
     let mut s = TcpStream::connect_timeout(&addr, DAEMON_TIMEOUT).map_err(unreachable)?;
-    s.set_read_timeout(Some(timeout)).map_err(unreachable)?;
+    s.set_read_timeout(Some(if cancel.is_some() {
+        CANCEL_POLL
+    } else {
+        timeout
+    }))
+    .map_err(unreachable)?;
     s.set_write_timeout(Some(DAEMON_TIMEOUT))
         .map_err(unreachable)?;
     let request = format!(
@@ -283,7 +308,39 @@ fn http_post(
     );
     s.write_all(request.as_bytes()).map_err(unreachable)?;
     let mut raw = Vec::new();
-    s.take(4 << 20).read_to_end(&mut raw).map_err(unreachable)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                raw.extend_from_slice(&chunk[..n]);
+                if raw.len() > 4 << 20 {
+                    bail!("the daemon at {url} sent an answer over 4 MiB");
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    bail!("the wait was cancelled");
+                }
+                if Instant::now() >= deadline {
+                    return Err(unreachable(e));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreachable(e)),
+        }
+        if Instant::now() >= deadline {
+            return Err(anyhow!(
+                "the toolgate daemon at {url} did not answer within {} s; the call was not allowed",
+                timeout.as_secs()
+            ));
+        }
+    }
     let text = String::from_utf8_lossy(&raw);
     let (head, body) = text
         .split_once("\r\n\r\n")

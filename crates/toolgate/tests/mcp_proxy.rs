@@ -506,3 +506,63 @@ fn through_the_daemon_and_failing_closed_without_it() {
     assert!(text_of(&a).contains("fail-closed"), "{a}");
     assert!(!d.ws().join("in2.txt").exists());
 }
+
+#[test]
+fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
+    let d = Dirs::new("daemon-cancel");
+    let agent = "agent-token-for-mcp-proxy-tests-0002";
+    let operator = "operator-token-for-mcp-proxy-tests-02";
+    let daemon = common::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            d.data().to_str().unwrap(),
+        ],
+        &[
+            ("TOOLGATE_AGENT_TOKEN", agent),
+            ("TOOLGATE_OPERATOR_TOKEN", operator),
+        ],
+    )
+    .unwrap();
+    let url = format!("http://{}", daemon.addr);
+    let outside = d.outside_path("ghost.txt");
+    let mut p = Proxy::start(
+        &d,
+        &["--wait", "30s"],
+        &[("TOOLGATE_URL", &url), ("TOOLGATE_AGENT_TOKEN", agent)],
+    );
+    p.call(9, "write_file", json!({"path": outside, "content": "x"}));
+    let id = first_pending(&d);
+    p.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
+    // Give the proxy a moment to hang up on the daemon.
+    std::thread::sleep(Duration::from_millis(800));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(d.data())
+        .args(["approvals", "approve", &id, "--as", "op"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(d.data())
+        .args(["approvals", "list", "--all", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let state = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|a| a["id"] == id.as_str())
+        .map(|a| a["state"].clone());
+    assert_eq!(state, Some(json!("approved")), "{text}");
+    assert!(!Path::new(&outside).exists());
+    assert!(!d.server_saw().contains("ghost.txt"));
+    drop(daemon);
+}

@@ -43,7 +43,10 @@ pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let answer = match answer(runtime, &args, data) {
+    // The decider outlives the answer: closing its store may fold the WAL
+    // into the database, which the answer (already durable) need not wait for.
+    let mut decider = None;
+    let answer = match answer(runtime, &args, data, &mut decider) {
         Ok(v) => v,
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
@@ -58,10 +61,17 @@ pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
     {
         return ExitCode::from(2);
     }
+    drop(out);
+    drop(decider);
     ExitCode::SUCCESS
 }
 
-fn answer(runtime: Runtime, args: &HookArgs, data: &DataDirArgs) -> Result<Value> {
+fn answer(
+    runtime: Runtime,
+    args: &HookArgs,
+    data: &DataDirArgs,
+    keep: &mut Option<Decider>,
+) -> Result<Value> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT + 1)
@@ -74,11 +84,11 @@ fn answer(runtime: Runtime, args: &HookArgs, data: &DataDirArgs) -> Result<Value
     let Some(call) = runtime.to_call(&payload).map_err(|e| anyhow!("{e}"))? else {
         return Ok(runtime.no_opinion());
     };
-    let decider = Decider::new(
+    let decider = keep.insert(Decider::new(
         args.policy.as_deref(),
         args.url.as_deref(),
         args.token.as_deref(),
         data,
-    )?;
+    )?);
     Ok(runtime.reply(&decider.check(&call)?))
 }

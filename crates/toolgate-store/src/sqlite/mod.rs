@@ -8,10 +8,22 @@
 //! default) a commit is on disk when it returns; with [`SyncMode::Normal`] it
 //! survives a killed process but the last commits may be lost on power
 //! failure.
+//!
+//! Most processes are short-lived (a hook, one `check`), so closing a
+//! connection does not checkpoint: SQLite's checkpoint on close (two more
+//! fsyncs, then deleting the WAL, which the next process must create and
+//! fsync again, with its directory) would cost several times the commit
+//! itself. The WAL stays, durable, and is read back on the next open. When
+//! it has grown past [`WAL_CHECKPOINT_BYTES`], the store folds it into the
+//! database and truncates it as it is dropped (after every answer was
+//! committed), so the WAL a process reads back on open stays small. A
+//! long-running process also checkpoints as it goes (SQLite's automatic
+//! checkpoint).
 
 mod tx;
 
 use crate::{AuditRow, Store, StoreError, Tx};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -71,6 +83,13 @@ const MIGRATIONS: &[&str] = &[
 
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "toolgate.db";
+
+/// A WAL larger than this is checkpointed and truncated when the store is
+/// dropped. A process that opens the database while no other connection
+/// has it open reads the whole WAL back (a few µs a page), so it is kept
+/// small; each checkpoint costs two fsyncs, shared by the ~30 decisions
+/// recorded in between (a decision is usually two pages).
+pub const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
 
 /// The SQLite store. Cheap to share behind an `Arc`; every method is safe to
 /// call from several threads (writes queue on an internal lock, then on
@@ -216,6 +235,9 @@ fn make_private(path: &Path) -> std::io::Result<()> {
 
 fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(30))?;
+    // Closing leaves the WAL as it is (see the module documentation): every
+    // commit in it is already as durable as the sync mode makes it.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let level = match sync {
         SyncMode::Full => "FULL",
@@ -264,6 +286,31 @@ fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             Err(e)
+        }
+    }
+}
+
+impl Drop for SqliteStore {
+    /// Folds a large WAL into the database and truncates it, if nothing else
+    /// is using the database right now (no waiting: another process will do
+    /// it later). Nothing is lost when this fails or never runs: the WAL is
+    /// as durable as the database.
+    fn drop(&mut self) {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let big = std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_CHECKPOINT_BYTES);
+        if !big {
+            return;
+        }
+        // A reader holding a snapshot would keep the checkpoint from
+        // finishing.
+        drop(lock(&self.reader).take());
+        let conn = lock(&self.writer);
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        if conn.busy_timeout(Duration::ZERO).is_ok() {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
     }
 }

@@ -8,12 +8,32 @@ use crate::normalize::Access;
 use regex::Regex;
 use std::sync::OnceLock;
 
-/// A regex checked for syntax when the pack loads and compiled on first
-/// use: a short-lived process (a hook) pays only for the rules it touches.
+/// A regex compiled on first use: a short-lived process (a hook) pays only
+/// for the rules it touches, and as little as possible for each.
+///
+/// Only `is_match` is ever asked of these regexes, and most texts are ASCII,
+/// so what is compiled is what answers that fastest to build, with the same
+/// answers as the pattern itself:
+/// - its search form ([`search_form`]): an anchored regex skips the literal
+///   extraction and reverse-search strategies that make up most of the
+///   compile time of an unanchored one;
+/// - for an ASCII text, the pattern with Unicode off (ASCII classes, ASCII
+///   case folding), on bytes: on ASCII text every Unicode class and case
+///   fold answers as its ASCII counterpart does (the Unicode-only members,
+///   such as `ſ` for `(?i)s`, never occur in it), and no UTF-8 automata are
+///   built. Patterns that are not plain ASCII, or that name code points or
+///   Unicode properties (`\x`, `\u`, `\p` …), always use the Unicode form.
+///
+/// The answers are those of the pattern as written for every pattern the
+/// regex engine accepts (all shipped ones: a unit test compiles them and
+/// compares the forms on the packs' examples and on generated texts).
 #[derive(Debug)]
 pub(super) struct LazyRegex {
     pattern: String,
-    compiled: OnceLock<Regex>,
+    /// For ASCII texts; `None` inside when the pattern has no ASCII form.
+    ascii: OnceLock<Option<regex::bytes::Regex>>,
+    /// For any text.
+    unicode: OnceLock<Regex>,
 }
 
 impl LazyRegex {
@@ -24,29 +44,200 @@ impl LazyRegex {
     fn new(pattern: &str) -> LazyRegex {
         LazyRegex {
             pattern: pattern.to_string(),
-            compiled: OnceLock::new(),
+            ascii: OnceLock::new(),
+            unicode: OnceLock::new(),
         }
     }
 
-    /// The compiled regex. Every shipped pattern is compiled by a unit test,
-    /// so the fallback (a regex that never matches) is unreachable for them.
-    pub fn get(&self) -> &Regex {
-        self.compiled.get_or_init(|| {
-            Regex::new(&self.pattern).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex"))
+    /// The regex for any text. Every shipped pattern is compiled by a unit
+    /// test, so the fallback (a regex that never matches) is unreachable for
+    /// them.
+    fn unicode(&self) -> &Regex {
+        self.unicode.get_or_init(|| {
+            search_form(&self.pattern)
+                .and_then(|s| Regex::new(&s).ok())
+                .or_else(|| Regex::new(&self.pattern).ok())
+                .unwrap_or_else(|| Regex::new("$^").expect("trivial regex"))
         })
     }
 
-    /// Whether the regex matches `text`.
-    pub fn is_match(&self, text: &str) -> bool {
-        self.get().is_match(text)
+    /// The regex for ASCII texts, if the pattern has one.
+    fn ascii(&self) -> Option<&regex::bytes::Regex> {
+        self.ascii
+            .get_or_init(|| {
+                let p = &self.pattern;
+                let plain = p.is_ascii()
+                    && !["\\x", "\\u", "\\U", "\\p", "\\P"]
+                        .iter()
+                        .any(|e| p.contains(e));
+                if !plain {
+                    return None;
+                }
+                let form = search_form(p);
+                regex::bytes::RegexBuilder::new(form.as_deref().unwrap_or(p))
+                    .unicode(false)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
     }
 
-    /// Compiles now; an error for a pattern the regex engine refuses.
-    pub fn compile(&self) -> Result<(), String> {
-        Regex::new(&self.pattern)
-            .map(|_| ())
-            .map_err(|e| format!("{}: {e}", self.pattern))
+    /// Whether the regex matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        if text.is_ascii()
+            && let Some(re) = self.ascii()
+        {
+            return re.is_match(text.as_bytes());
+        }
+        self.unicode().is_match(text)
     }
+
+    /// Compiles now (the pattern as written, and the forms used); an error
+    /// for a pattern the regex engine refuses.
+    pub fn compile(&self) -> Result<(), String> {
+        Regex::new(&self.pattern).map_err(|e| format!("{}: {e}", self.pattern))?;
+        if let Some(s) = search_form(&self.pattern) {
+            Regex::new(&s).map_err(|e| format!("{s}: {e}"))?;
+        }
+        let _ = (self.unicode(), self.ascii());
+        Ok(())
+    }
+}
+
+/// `pattern` rewritten as a search anchored at the start of the text:
+/// `\A(?s:.)*?(?:pattern)`, which matches a text exactly when `pattern`
+/// matches somewhere in it (the lazy prefix consumes whatever comes before
+/// the match; assertions such as `^`, `\b` and `(?m)^` still look at the
+/// text itself, and the pattern's own flags stay inside the group).
+///
+/// `None` when the pattern is used as it is: when every top-level
+/// alternative already starts with `^` or `\A` (anchored already: the
+/// prefix would only slow matching down); when it is only literals
+/// ([`literals_only`]); and whenever its structure is not plainly balanced
+/// (stray parentheses, a trailing backslash, verbose mode with its
+/// comments), so that wrapping can never turn a pattern the regex engine
+/// refuses into one it accepts.
+pub(super) fn search_form(pattern: &str) -> Option<String> {
+    let b = pattern.as_bytes();
+    let mut depth = 0usize;
+    // Nesting of `[...]` classes (the regex crate allows nested classes).
+    let mut class = 0usize;
+    // Whether every top-level alternative seen so far starts anchored.
+    let mut anchored = true;
+    let mut at_branch_start = true;
+    let mut multi_line = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if class > 0 {
+            match c {
+                b'\\' => i += 1,
+                b'[' => {
+                    class += 1;
+                    i = skip_class_start(b, i + 1);
+                    continue;
+                }
+                b']' => class -= 1,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if at_branch_start && depth == 0 {
+            // Leading flag groups such as `(?i)` do not unanchor a branch.
+            if let Some(end) = flag_group_end(b, i) {
+                multi_line |= b[i..end].contains(&b'm');
+                if b[i..end].contains(&b'x') {
+                    return None;
+                }
+                i = end;
+                continue;
+            }
+            at_branch_start = false;
+            if !(b[i] == b'^' || b[i..].starts_with(b"\\A")) {
+                anchored = false;
+            }
+        }
+        match c {
+            b'\\' => {
+                if i + 1 >= b.len() {
+                    return None;
+                }
+                i += 1;
+            }
+            b'[' => {
+                class = 1;
+                i = skip_class_start(b, i + 1);
+                continue;
+            }
+            b'(' => {
+                if b.get(i + 1) == Some(&b'?') {
+                    let flags_end = b[i + 2..]
+                        .iter()
+                        .position(|&f| !(f.is_ascii_alphabetic() || f == b'-'))
+                        .map_or(b.len(), |p| i + 2 + p);
+                    let flags = &b[i + 2..flags_end];
+                    if flags.contains(&b'x') {
+                        return None;
+                    }
+                    multi_line |= flags.contains(&b'm');
+                }
+                depth += 1;
+            }
+            b')' => {
+                depth = depth.checked_sub(1)?;
+            }
+            b'|' if depth == 0 => at_branch_start = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    if depth != 0 || class != 0 {
+        return None;
+    }
+    // An empty last alternative (`a|`) matches anywhere: not anchored.
+    let anchored = anchored && !at_branch_start && !multi_line;
+    (!anchored && !literals_only(b)).then(|| format!("\\A(?s:.)*?(?:{pattern})"))
+}
+
+/// Whether the pattern is only literals, grouped and alternated (`NOPASSWD`,
+/// `/dev/(tcp|udp)/`): the regex engine answers those with a literal search
+/// that is cheaper to build than the search form.
+fn literals_only(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => match b.get(i + 1) {
+                Some(c) if c.is_ascii_punctuation() => i += 1,
+                _ => return false,
+            },
+            b'(' if b.get(i + 1) == Some(&b'?') => return false,
+            b'^' | b'$' | b'.' | b'*' | b'+' | b'?' | b'{' | b'[' => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Past the start of a class body: a `^` and then a `]` there are literal.
+fn skip_class_start(b: &[u8], mut i: usize) -> usize {
+    if b.get(i) == Some(&b'^') {
+        i += 1;
+    }
+    if b.get(i) == Some(&b']') {
+        i += 1;
+    }
+    i
+}
+
+/// The end of a flag group `(?flags)` starting at `i`, if one does.
+fn flag_group_end(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i..)?.strip_prefix(b"(?")?;
+    let n = rest
+        .iter()
+        .position(|&f| !(f.is_ascii_alphabetic() || f == b'-'))?;
+    (rest[n] == b')').then_some(i + 2 + n + 1)
 }
 
 /// What every rule has.
@@ -176,7 +367,16 @@ impl Catalogue {
                 pack: (*name).to_string(),
                 message,
             };
-            let file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+            // The fast reader reads every shipped pack (a unit test checks
+            // it reads them as the `toml` crate does); the `toml` crate reads
+            // anything else, and says what is wrong with a pack that does
+            // not load.
+            let fast = super::toml_subset::parse(text)
+                .and_then(|t| toml::Value::Table(t).try_into::<PackFile>().ok());
+            let file: PackFile = match fast {
+                Some(file) => file,
+                None => toml::from_str(text).map_err(|e| err(e.to_string()))?,
+            };
             for (set, spec) in &file.sets {
                 let (patterns, probes, outside) = match spec {
                     SetSpec::Patterns(p) => (p.clone(), Vec::new(), false),
@@ -369,4 +569,151 @@ fn common(pack: &str, spec: &impl RuleHeader) -> Result<Common, String> {
         examples: spec.examples().0.to_vec(),
         counter_examples: spec.examples().1.to_vec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_forms() {
+        let wrapped = |p: &str| format!("\\A(?s:.)*?(?:{p})");
+        for p in [
+            "fo+", "(^| )rm", "a|^b", "^a|", "[)(]x", r"\(\w", "(?i)key", "(?m)^a",
+        ] {
+            assert_eq!(search_form(p), Some(wrapped(p)), "{p}");
+        }
+        // Anchored already, or only literals: used as written.
+        for p in [
+            "^a",
+            "^a|^b",
+            r"\Aa",
+            "(?i)^a|(?-i)^b",
+            "^(a|b)c",
+            "",
+            "NOPASSWD",
+            r"/dev/(tcp|udp)/",
+            r"a\.b",
+        ] {
+            assert_eq!(search_form(p), None, "{p}");
+        }
+        // Not plainly balanced, or verbose: used as written (and refused as
+        // written, when it is invalid).
+        for p in [
+            "a)",
+            "(a",
+            "a)|(b",
+            r"a\",
+            "[a",
+            "(?x)a # )",
+            "(?ix:a)",
+            "x(?x)a",
+        ] {
+            assert_eq!(search_form(p), None, "{p}");
+        }
+    }
+
+    /// A tiny deterministic generator, so the comparison covers the same
+    /// texts on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+            &from[(self.next() % from.len() as u64) as usize]
+        }
+    }
+
+    /// The forms compiled for every shipped pattern answer like the pattern
+    /// itself, on the packs' own examples (whole, by word, by run of words)
+    /// and on texts made of pieces of the pattern, ASCII or not.
+    #[test]
+    fn search_forms_match_like_the_shipped_patterns() {
+        let cat = super::super::Catalogue::builtin();
+        let mut corpus: Vec<String> = Vec::new();
+        for r in &cat.exec {
+            for ex in r.common.examples.iter().chain(&r.common.counter_examples) {
+                corpus.push(ex.clone());
+                let words: Vec<&str> = ex.split_whitespace().collect();
+                for i in 0..words.len() {
+                    corpus.push(words[i].to_string());
+                    corpus.push(words[i..].join(" "));
+                }
+            }
+        }
+        let odd = [
+            "", " ", "\n", "ſ", "\u{212A}", "é", "日本", "\u{a0}", "-", "=", "/", "x",
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut compared = 0usize;
+        let mut wrapped = 0usize;
+        let mut ascii = 0usize;
+        let mut matched = 0usize;
+        for r in &cat.exec {
+            for re in [
+                &r.operands_regex,
+                &r.operands_not_regex,
+                &r.arg_regex,
+                &r.args_regex,
+                &r.args_not_regex,
+                &r.code_regex,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let original = Regex::new(&re.pattern).expect("shipped patterns compile");
+                if search_form(&re.pattern).is_some() {
+                    wrapped += 1;
+                }
+                if re.ascii().is_some() {
+                    ascii += 1;
+                }
+                // Pieces of the pattern: its words and its characters.
+                let pieces: Vec<String> = re
+                    .pattern
+                    .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string)
+                    .chain(re.pattern.chars().map(String::from))
+                    .chain(odd.iter().map(|s| s.to_string()))
+                    .collect();
+                let mut texts = corpus.clone();
+                for _ in 0..400 {
+                    let n = 1 + rng.next() % 6;
+                    let mut t = String::new();
+                    for _ in 0..n {
+                        let piece: &String = rng.pick(&pieces);
+                        t.push_str(piece);
+                        if rng.next().is_multiple_of(2) {
+                            t.push(' ');
+                        }
+                    }
+                    texts.push(t.to_uppercase());
+                    texts.push(t);
+                }
+                for t in &texts {
+                    let m = original.is_match(t);
+                    matched += usize::from(m);
+                    assert_eq!(
+                        re.is_match(t),
+                        m,
+                        "{} on {t:?} (rule {})",
+                        re.pattern,
+                        r.common.id
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(wrapped > 50, "only {wrapped} patterns use the search form");
+        assert!(ascii > 100, "only {ascii} patterns have an ASCII form");
+        assert!(compared > 100_000, "only {compared} comparisons");
+        assert!(matched > 5_000, "only {matched} of {compared} texts match");
+    }
 }

@@ -203,11 +203,10 @@ impl Catalogue {
         if rule.no_operands && argv::operands(&view.classified).next().is_some() {
             return None;
         }
-        if let Some(re) = &rule.arg_regex {
-            let re = re.get();
-            if !cmd.args().iter().any(|w| re.is_match(&w.text)) {
-                return None;
-            }
+        if let Some(re) = &rule.arg_regex
+            && !cmd.args().iter().any(|w| re.is_match(&w.text))
+        {
+            return None;
         }
         if !regex_pair_holds(&rule.args_regex, &rule.args_not_regex, || {
             view.joined_args()

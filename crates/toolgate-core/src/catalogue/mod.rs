@@ -9,6 +9,7 @@ mod exec;
 mod model;
 mod selftest;
 pub mod sets;
+mod toml_subset;
 
 use crate::model::{RiskClass, Verdict};
 use crate::normalize::{Access, ToolKind};
@@ -92,11 +93,36 @@ impl Catalogue {
         })
     }
 
-    /// Compiles every regex now instead of on first use: a long-running
-    /// process calls it at start so no decision pays for compilation, and
-    /// an error names a pattern the regex engine refuses.
+    /// Compiles every regex and path set now instead of on first use: a
+    /// long-running process may call it at start so no decision pays for
+    /// compilation, and an error names a pattern the regex or glob engine
+    /// refuses.
     pub fn compile_all(&self) -> Result<(), String> {
-        self.exec.iter().try_for_each(|r| r.compile_regexes())
+        self.exec.iter().try_for_each(|r| r.compile_regexes())?;
+        for (name, set) in self.set_names.iter().zip(&self.sets) {
+            set.compile().map_err(|e| format!("set {name}: {e}"))?;
+        }
+        let inline = self
+            .exec
+            .iter()
+            .flat_map(|r| {
+                r.paths_any
+                    .iter()
+                    .chain(&r.redirect_to)
+                    .chain(&r.redirect_from)
+                    .map(move |s| (&r.common.id, s))
+            })
+            .chain(
+                self.paths
+                    .iter()
+                    .flat_map(|r| r.paths.iter().map(move |s| (&r.common.id, s))),
+            );
+        for (id, set) in inline {
+            if let compile::SetRef::Inline(s) = set {
+                s.compile().map_err(|e| format!("{id}: {e}"))?;
+            }
+        }
+        Ok(())
     }
 
     /// Every finding for one simple command, most severe first.

@@ -4,16 +4,25 @@
 //! Each set is compiled into two `GlobSet`s (absolute patterns, and patterns
 //! under `~`, matched against the home-relative form of a path), so one test
 //! is one automaton run whatever the set's size, and one compiled catalogue
-//! serves any home directory.
+//! serves any home directory. The patterns are parsed (and so checked) when
+//! the set is made; the automata are built on first use, and not at all
+//! while no pattern's literal start and end fit the paths asked about: a
+//! short-lived process (a hook) pays only for the sets its call could be in.
 
 use crate::paths::{Env, is_within, normalize_abs};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::sync::OnceLock;
 
 /// A compiled path set.
 #[derive(Debug, Clone)]
 pub struct PathSet {
-    abs: GlobSet,
-    home: GlobSet,
+    /// Each pattern, parsed, and whether it is home-relative.
+    globs: Vec<(Glob, bool)>,
+    /// For each pattern, in the same order, the literal text every path it
+    /// matches starts and ends with ([`fences`]).
+    fences: Vec<(String, String)>,
+    /// The absolute and the home-relative automata, built on first use.
+    automata: OnceLock<Box<(GlobSet, GlobSet)>>,
     /// `dir` for each `dir/**` pattern, which also covers `dir` itself
     /// (absolute, or `/~…` for home-relative ones).
     dirs: Vec<String>,
@@ -48,8 +57,8 @@ impl PathSet {
     /// Compiles patterns: `**` crosses directories, `*` does not; `~` and
     /// `~/…` are relative to the home directory; `dir/**` covers `dir` too.
     pub fn new(patterns: &[String], probes: Vec<String>) -> Result<PathSet, globset::Error> {
-        let mut abs = GlobSetBuilder::new();
-        let mut home = GlobSetBuilder::new();
+        let mut globs = Vec::with_capacity(patterns.len());
+        let mut fenced = Vec::with_capacity(patterns.len());
         let mut dirs = Vec::new();
         let mut concrete = Vec::new();
         let mut literal_dirs = Vec::new();
@@ -64,11 +73,8 @@ impl PathSet {
                 .literal_separator(true)
                 .backslash_escape(true)
                 .build()?;
-            if home_relative {
-                home.add(glob);
-            } else {
-                abs.add(glob);
-            }
+            globs.push((glob, home_relative));
+            fenced.push(fences(&body));
             if let Some(d) = body.strip_suffix("/**").filter(|d| !is_glob(d)) {
                 dirs.push(d.to_string());
             }
@@ -84,8 +90,9 @@ impl PathSet {
             }
         }
         Ok(PathSet {
-            abs: abs.build()?,
-            home: home.build()?,
+            globs,
+            fences: fenced,
+            automata: OnceLock::new(),
             dirs,
             concrete,
             literal_dirs,
@@ -93,6 +100,45 @@ impl PathSet {
             exclude: None,
             outside_workspace_only: false,
         })
+    }
+
+    /// Builds the automata (on first use; [`PathSet::compile`] builds them
+    /// ahead). A set of patterns that each parse builds unless it exceeds the
+    /// regex engine's size limits, which no shipped set comes near (a unit
+    /// test builds every one); like a shipped pack that does not load, that
+    /// would be a broken build, which must not decide as if the set were
+    /// empty.
+    fn automata(&self) -> &(GlobSet, GlobSet) {
+        self.automata.get_or_init(|| match self.build() {
+            Ok(sets) => Box::new(sets),
+            Err(e) => panic!("path set does not compile: {e}"),
+        })
+    }
+
+    fn build(&self) -> Result<(GlobSet, GlobSet), globset::Error> {
+        let mut abs = GlobSetBuilder::new();
+        let mut home = GlobSetBuilder::new();
+        for (glob, home_relative) in &self.globs {
+            if *home_relative {
+                home.add(glob.clone());
+            } else {
+                abs.add(glob.clone());
+            }
+        }
+        Ok((abs.build()?, home.build()?))
+    }
+
+    /// Builds the automata now (and its exceptions'); an error names what
+    /// the glob engine refused.
+    pub fn compile(&self) -> Result<(), String> {
+        if self.automata.get().is_none() {
+            let sets = self.build().map_err(|e| e.to_string())?;
+            let _ = self.automata.set(Box::new(sets));
+        }
+        match &self.exclude {
+            Some(x) => x.compile(),
+            None => Ok(()),
+        }
     }
 
     /// Sets the exceptions.
@@ -113,13 +159,38 @@ impl PathSet {
         if self.outside_workspace_only && env.in_workspace(abs) {
             return false;
         }
-        if self.abs.is_match(abs) || self.dirs.iter().any(|d| d == abs) {
+        self.matches(abs, home_form(abs, &env.home).as_deref())
+    }
+
+    /// Whether a pattern matches the absolute path `abs` or, for
+    /// home-relative patterns, its home-relative form `home` (`/~/…`).
+    fn matches(&self, abs: &str, home: Option<&str>) -> bool {
+        if self
+            .dirs
+            .iter()
+            .any(|d| d == abs || Some(d.as_str()) == home)
+        {
             return true;
         }
-        match home_form(abs, &env.home) {
-            Some(h) => self.home.is_match(&h) || self.dirs.iter().any(|d| d == &h),
-            None => false,
+        // No pattern can match (the common case): no need to build the
+        // automata to say so.
+        if self.automata.get().is_none() && !self.may_match(abs, home) {
+            return false;
         }
+        let (abs_set, home_set) = self.automata();
+        abs_set.is_match(abs) || home.is_some_and(|h| home_set.is_match(h))
+    }
+
+    /// Whether some pattern could match the absolute path `abs` (or its
+    /// home-relative form `home`): false only when none can.
+    fn may_match(&self, abs: &str, home: Option<&str>) -> bool {
+        self.globs
+            .iter()
+            .zip(&self.fences)
+            .any(|((_, home_relative), (start, end))| {
+                let path = if *home_relative { home } else { Some(abs) };
+                path.is_some_and(|p| p.starts_with(start.as_str()) && p.ends_with(end.as_str()))
+            })
     }
 
     /// True when an argument (a resolved path, or a glob over paths) could
@@ -168,6 +239,27 @@ impl PathSet {
             dot_ok && aimed && wildcard_match(arg, &cand) && self.contains(&cand, env)
         })
     }
+}
+
+/// The literal text every path a pattern matches starts with and ends with:
+/// what comes before its first special character (`*?[]{}\\`) and after its
+/// last, or the whole pattern when it has none. A `**` next to a `/` may
+/// match nothing, taking the `/` with it (`**/.env` matches `.env`, `a/**`
+/// is treated as possibly matching `a`), so that `/` is left out.
+fn fences(pattern: &str) -> (String, String) {
+    const SPECIAL: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
+    let (Some(first), Some(last)) = (pattern.find(SPECIAL), pattern.rfind(SPECIAL)) else {
+        return (pattern.to_string(), pattern.to_string());
+    };
+    let mut start = &pattern[..first];
+    if pattern[first..].starts_with("**") {
+        start = start.strip_suffix('/').unwrap_or(start);
+    }
+    let mut end = &pattern[last + 1..];
+    if pattern[..=last].ends_with("**") {
+        end = end.strip_prefix('/').unwrap_or(end);
+    }
+    (start.to_string(), end.to_string())
 }
 
 /// True when `text` has glob characters the shell would expand.
@@ -363,6 +455,129 @@ mod tests {
         assert!(secrets.matches_arg("/home/dev/proj/.en?", &env()));
         assert!(secrets.matches_arg("/home/dev/.ssh/*", &env()));
         assert!(!secrets.matches_arg("/home/dev/proj/node_modules/*", &env()));
+    }
+
+    /// Paths a pattern matches, and near misses: each special part filled
+    /// in one of several ways.
+    fn fill(pattern: &str, rng: &mut u64) -> String {
+        let mut next = |n: usize| {
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 7;
+            *rng ^= *rng << 17;
+            (*rng % n as u64) as usize
+        };
+        let b: Vec<char> = pattern.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                '*' if b.get(i + 1) == Some(&'*') => {
+                    let with = ["", "d", "d/e", "/"][next(4)];
+                    out.push_str(with);
+                    i += 2;
+                    if with.is_empty() && b.get(i) == Some(&'/') && next(2) == 0 {
+                        i += 1;
+                    }
+                    continue;
+                }
+                '*' => out.push_str(["", "x", "ab.c", "/"][next(4)]),
+                '?' => out.push_str(["q", ".", ""][next(3)]),
+                '[' => {
+                    let end = b[i..]
+                        .iter()
+                        .position(|&c| c == ']')
+                        .map_or(b.len(), |p| i + p);
+                    let inner: Vec<char> = b[i + 1..end]
+                        .iter()
+                        .copied()
+                        .filter(|c| *c != '!' && *c != '^')
+                        .collect();
+                    out.push(
+                        inner
+                            .first()
+                            .copied()
+                            .filter(|_| next(3) > 0)
+                            .unwrap_or('z'),
+                    );
+                    i = end + 1;
+                    continue;
+                }
+                '{' => {
+                    let end = b[i..]
+                        .iter()
+                        .position(|&c| c == '}')
+                        .map_or(b.len(), |p| i + p);
+                    let body: String = b[i + 1..end].iter().collect();
+                    let alts: Vec<&str> = body.split(',').collect();
+                    out.push_str(alts[next(alts.len())]);
+                    i = end + 1;
+                    continue;
+                }
+                '\\' => {
+                    if let Some(c) = b.get(i + 1) {
+                        out.push(*c);
+                    }
+                    i += 2;
+                    continue;
+                }
+                c => out.push(c),
+            }
+            i += 1;
+        }
+        match next(4) {
+            0 => format!("{out}/f"),
+            1 => out.chars().skip(1).collect(),
+            _ => out,
+        }
+    }
+
+    /// Skipping the automata when no pattern's literal start and end fit
+    /// never changes an answer: checked for every shipped set against paths
+    /// made from its own patterns.
+    #[test]
+    fn the_fences_never_hide_a_match() {
+        let cat = crate::catalogue::Catalogue::builtin();
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut paths: Vec<String> = ["/", "/~", "/etc/passwd", "/tmp/x", "/~/proj/.env"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for set in &cat.sets {
+            for (glob, _) in &set.globs {
+                for _ in 0..12 {
+                    paths.push(fill(glob.glob(), &mut rng));
+                }
+            }
+        }
+        let (mut hits, mut skipped) = (0, 0);
+        for set in &cat.sets {
+            let (abs, home) = set.build().unwrap();
+            for p in &paths {
+                let home_form = p.starts_with("/~").then_some(p.as_str());
+                let matched = abs.is_match(p) || home_form.is_some_and(|h| home.is_match(h));
+                let may = set.may_match(p, home_form);
+                assert!(may || !matched, "{p} in {:?}", set.globs);
+                hits += usize::from(matched);
+                skipped += usize::from(!may);
+            }
+        }
+        assert!(hits > 500, "only {hits} paths match");
+        assert!(skipped > 5_000, "only {skipped} answers skip the automata");
+    }
+
+    #[test]
+    fn fences_of_patterns() {
+        let f = |p: &str| {
+            let (a, b) = fences(p);
+            (a, b)
+        };
+        assert_eq!(f("/etc"), ("/etc".into(), "/etc".into()));
+        assert_eq!(f("**/.env"), ("".into(), ".env".into()));
+        assert_eq!(f("/~/.ssh/**"), ("/~/.ssh".into(), "".into()));
+        assert_eq!(f("/~/.ssh/id_*"), ("/~/.ssh/id_".into(), "".into()));
+        assert_eq!(f("/a/**/b.json"), ("/a".into(), "b.json".into()));
+        assert_eq!(f("/etc/cron*/**"), ("/etc/cron".into(), "".into()));
+        assert_eq!(f("/x/{a,b}.y"), ("/x/".into(), ".y".into()));
     }
 
     #[test]

@@ -6,10 +6,11 @@
 use crate::check::{base_env, load_engine};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +25,33 @@ pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
 const POLL_EVERY: Duration = Duration::from_millis(200);
 /// The daemon refuses longer waits.
 const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// Where decisions come from: the options every integration command shares.
+#[derive(Debug, Clone, Args)]
+pub struct DeciderArgs {
+    /// Policy file for in-process decisions (ignored when a daemon decides).
+    #[arg(long, env = "TOOLGATE_POLICY")]
+    pub policy: Option<PathBuf>,
+    /// The daemon to ask (e.g. http://127.0.0.1:7878); without it this
+    /// process decides.
+    #[arg(long, env = "TOOLGATE_URL")]
+    pub url: Option<String>,
+    /// The daemon's agent token; default: `agent.token` in the data dir.
+    #[arg(long, env = "TOOLGATE_AGENT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+impl DeciderArgs {
+    /// The decider these options describe (see [`Decider::new`]).
+    pub fn decider(&self, data: &DataDirArgs) -> Result<Decider> {
+        Decider::new(
+            self.policy.as_deref(),
+            self.url.as_deref(),
+            self.token.as_deref(),
+            data,
+        )
+    }
+}
 
 /// Decides tool calls, here or through the daemon.
 pub enum Decider {

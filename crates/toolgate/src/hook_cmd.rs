@@ -5,13 +5,12 @@
 //! the JSON only then; whatever goes wrong is answered with a denial that
 //! says what happened — never a silent allow.
 
-use crate::decider::Decider;
+use crate::decider::{Decider, DeciderArgs};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_core::hooks::Runtime;
 
@@ -23,16 +22,8 @@ const MAX_INPUT: u64 = 1 << 20;
 pub struct HookArgs {
     /// The runtime whose protocol to speak: claude-code, codex, gemini or cursor.
     runtime: String,
-    /// Policy file for in-process decisions (ignored when a daemon decides).
-    #[arg(long, env = "TOOLGATE_POLICY")]
-    policy: Option<PathBuf>,
-    /// The daemon to ask (e.g. http://127.0.0.1:7878); without it the hook
-    /// decides in this process.
-    #[arg(long, env = "TOOLGATE_URL")]
-    url: Option<String>,
-    /// The daemon's agent token; default: `agent.token` in the data dir.
-    #[arg(long, env = "TOOLGATE_AGENT_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    #[command(flatten)]
+    decide: DeciderArgs,
 }
 
 pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
@@ -84,11 +75,6 @@ fn answer(
     let Some(call) = runtime.to_call(&payload).map_err(|e| anyhow!("{e}"))? else {
         return Ok(runtime.no_opinion());
     };
-    let decider = keep.insert(Decider::new(
-        args.policy.as_deref(),
-        args.url.as_deref(),
-        args.token.as_deref(),
-        data,
-    )?);
+    let decider = keep.insert(args.decide.decider(data)?);
     Ok(runtime.reply(&decider.check(&call)?))
 }

@@ -457,11 +457,10 @@ fn a_cancelled_held_call_is_dropped() {
     assert_eq!(p.close(), 0);
 }
 
-#[test]
-fn through_the_daemon_and_failing_closed_without_it() {
-    let d = Dirs::new("daemon");
-    let agent = "agent-token-for-mcp-proxy-tests-0001";
-    let operator = "operator-token-for-mcp-proxy-tests-01";
+const AGENT: &str = "agent-token-for-mcp-proxy-tests-0001";
+
+/// `toolgate serve` on the test's data dir: the process and its URL.
+fn daemon_for(d: &Dirs) -> (common::Daemon, String) {
     let daemon = common::spawn(
         &[
             "--listen",
@@ -470,12 +469,23 @@ fn through_the_daemon_and_failing_closed_without_it() {
             d.data().to_str().unwrap(),
         ],
         &[
-            ("TOOLGATE_AGENT_TOKEN", agent),
-            ("TOOLGATE_OPERATOR_TOKEN", operator),
+            ("TOOLGATE_AGENT_TOKEN", AGENT),
+            (
+                "TOOLGATE_OPERATOR_TOKEN",
+                "operator-token-for-mcp-proxy-tests-01",
+            ),
         ],
     )
     .unwrap();
     let url = format!("http://{}", daemon.addr);
+    (daemon, url)
+}
+
+#[test]
+fn through_the_daemon_and_failing_closed_without_it() {
+    let d = Dirs::new("daemon");
+    let (daemon, url) = daemon_for(&d);
+    let agent = AGENT;
     let outside = d.outside_path("x.txt");
     let mut p = Proxy::start(
         &d,
@@ -510,22 +520,8 @@ fn through_the_daemon_and_failing_closed_without_it() {
 #[test]
 fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
     let d = Dirs::new("daemon-cancel");
-    let agent = "agent-token-for-mcp-proxy-tests-0002";
-    let operator = "operator-token-for-mcp-proxy-tests-02";
-    let daemon = common::spawn(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--data-dir",
-            d.data().to_str().unwrap(),
-        ],
-        &[
-            ("TOOLGATE_AGENT_TOKEN", agent),
-            ("TOOLGATE_OPERATOR_TOKEN", operator),
-        ],
-    )
-    .unwrap();
-    let url = format!("http://{}", daemon.addr);
+    let (daemon, url) = daemon_for(&d);
+    let agent = AGENT;
     let outside = d.outside_path("ghost.txt");
     let mut p = Proxy::start(
         &d,

@@ -12,7 +12,7 @@
 mod judge;
 mod lines;
 
-use crate::decider::Decider;
+use crate::decider::DeciderArgs;
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -20,7 +20,6 @@ use judge::Proxy;
 use lines::LineReader;
 use serde_json::{Value, json};
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,16 +51,8 @@ pub struct McpProxyArgs {
     /// Most escalated calls held at once; more are answered at once.
     #[arg(long, default_value_t = 32)]
     max_waiting: usize,
-    /// Policy file for in-process decisions (ignored when a daemon decides).
-    #[arg(long, env = "TOOLGATE_POLICY")]
-    policy: Option<PathBuf>,
-    /// The daemon to ask (e.g. http://127.0.0.1:7878); without it the proxy
-    /// decides in this process.
-    #[arg(long, env = "TOOLGATE_URL")]
-    url: Option<String>,
-    /// The daemon's agent token; default: `agent.token` in the data dir.
-    #[arg(long, env = "TOOLGATE_AGENT_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    #[command(flatten)]
+    decide: DeciderArgs,
     /// The session recorded with every call; default: one per proxy process.
     #[arg(long, env = "TOOLGATE_SESSION")]
     session: Option<String>,
@@ -104,12 +95,7 @@ pub fn run(args: McpProxyArgs, data: &DataDirArgs) -> ExitCode {
 }
 
 async fn proxy(args: McpProxyArgs, data: &DataDirArgs) -> Result<u8> {
-    let decider = Decider::new(
-        args.policy.as_deref(),
-        args.url.as_deref(),
-        args.token.as_deref(),
-        data,
-    )?;
+    let decider = args.decide.decider(data)?;
     let program = &args.command[0];
     let server = mcp::server_name(&args.name.clone().unwrap_or_else(|| {
         let stem = std::path::Path::new(program)

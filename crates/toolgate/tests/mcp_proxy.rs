@@ -236,12 +236,7 @@ fn allowed_calls_reach_the_server_and_blocked_ones_never_do() {
     assert_eq!(p.close(), 0);
 
     // Everything judged is in a verifying audit log.
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(d.data())
-        .args(["audit", "verify"])
-        .output()
-        .unwrap();
+    let out = toolgate(&d, &["audit", "verify"]);
     assert!(
         out.status.success(),
         "{}",
@@ -278,14 +273,29 @@ fn what_the_server_gets_is_what_was_judged() {
     assert!(!d.server_saw().contains(&outside), "{}", d.server_saw());
 }
 
-/// `toolgate approvals list --json`: one approval per line.
-fn approvals_json(d: &Dirs) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+/// Runs `toolgate --data-dir <test data dir> ARGS`.
+fn toolgate(d: &Dirs, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .arg("--data-dir")
         .arg(d.data())
-        .args(["approvals", "list", "--json"])
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Approves `id` as an operator from another process.
+fn approve(d: &Dirs, id: &str) {
+    let out = toolgate(d, &["approvals", "approve", id, "--as", "op"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `toolgate approvals list --json`: one approval per line.
+fn approvals_json(d: &Dirs) -> Vec<Value> {
+    let out = toolgate(d, &["approvals", "list", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -332,17 +342,7 @@ fn an_escalation_waits_for_an_operator() {
     p.call(2, "write_file", json!({"path": outside, "content": "r"}));
     std::thread::sleep(Duration::from_millis(300));
     let id = first_pending(&d);
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(d.data())
-        .args(["approvals", "approve", &id, "--as", "op"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    approve(&d, &id);
     let a = p.next();
     assert_eq!(a["id"], 2);
     assert!(a["result"]["isError"].is_null(), "{a}");
@@ -446,12 +446,7 @@ fn a_cancelled_held_call_is_dropped() {
     let a = p.next();
     assert_eq!(a["id"], 8, "no answer for the cancelled call: {a}");
     let id = first_pending(&d);
-    let _ = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(d.data())
-        .args(["approvals", "approve", &id, "--as", "op"])
-        .output()
-        .unwrap();
+    approve(&d, &id);
     std::thread::sleep(Duration::from_millis(600));
     assert!(!Path::new(&outside).exists());
     assert_eq!(p.close(), 0);
@@ -533,24 +528,9 @@ fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
     p.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
     // Give the proxy a moment to hang up on the daemon.
     std::thread::sleep(Duration::from_millis(800));
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(d.data())
-        .args(["approvals", "approve", &id, "--as", "op"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    approve(&d, &id);
     std::thread::sleep(Duration::from_millis(1500));
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(d.data())
-        .args(["approvals", "list", "--all", "--json"])
-        .output()
-        .unwrap();
+    let out = toolgate(&d, &["approvals", "list", "--all", "--json"]);
     let text = String::from_utf8_lossy(&out.stdout);
     let state = text
         .lines()

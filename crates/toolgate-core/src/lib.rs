@@ -11,6 +11,7 @@ pub mod hex;
 /// Hook protocols of Claude Code, Codex, Gemini CLI and Cursor ↔ [`model::ToolCall`] / [`model::Decision`].
 pub mod hooks;
 pub mod input;
+pub mod knowledge;
 pub mod model;
 pub mod normalize;
 pub mod paths;

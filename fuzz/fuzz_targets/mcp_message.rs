@@ -29,11 +29,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(back, msg);
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-    let call = if method == mcp::TOOLS_CALL {
-        Some(mcp::to_call(&session, &params, msg.get("id")))
-    } else {
-        mcp::other_call(&session, method, &params, msg.get("id"))
-    };
+    let call = mcp::call_for(&session, method, &params, msg.get("id"));
     if let Some(Ok(call)) = call {
         let (server, _) = split_mcp(&call.tool).expect("an mcp__ name");
         assert_eq!(server, "fs");

@@ -87,16 +87,19 @@ pub fn check_keys(msg: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The call a `resources/read` or `prompts/get` request is judged as:
+/// The call a request is judged as, for the methods that make a server act:
+/// `tools/call` (see [`to_call`]), `resources/read` as
 /// `mcp__<server>__read_resource {uri, path?}` (a `file://` URI's path is
-/// checked like any read) and `mcp__<server>__get_prompt {name, arguments}`.
-pub fn other_call(
+/// checked like any read) and `prompts/get` as
+/// `mcp__<server>__get_prompt {name, arguments}`. `None` for other methods.
+pub fn call_for(
     session: &McpSession,
     method: &str,
     params: &Value,
     id: Option<&Value>,
 ) -> Option<Result<ToolCall, String>> {
     let (tool, args) = match method {
+        TOOLS_CALL => return Some(to_call(session, params, id)),
         RESOURCES_READ => {
             let Some(uri) = params.get("uri").and_then(Value::as_str) else {
                 return Some(Err("resources/read needs a string \"uri\"".to_string()));
@@ -486,7 +489,7 @@ mod tests {
 
     #[test]
     fn resource_reads_and_prompts_are_judged_as_calls() {
-        let c = other_call(
+        let c = call_for(
             &session(),
             RESOURCES_READ,
             &json!({"uri": "file:///root/.ssh/id%5Frsa"}),
@@ -496,7 +499,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.tool, "mcp__fs__read_resource");
         assert_eq!(c.params["path"], "/root/.ssh/id_rsa");
-        let c = other_call(
+        let c = call_for(
             &session(),
             RESOURCES_READ,
             &json!({"uri": "https://x.example/a"}),
@@ -506,11 +509,11 @@ mod tests {
         .unwrap();
         assert!(c.params.get("path").is_none());
         assert!(
-            other_call(&session(), RESOURCES_READ, &json!({}), None)
+            call_for(&session(), RESOURCES_READ, &json!({}), None)
                 .unwrap()
                 .is_err()
         );
-        let c = other_call(
+        let c = call_for(
             &session(),
             PROMPTS_GET,
             &json!({"name": "p", "arguments": {"a": "b"}}),
@@ -519,7 +522,11 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(c.tool, "mcp__fs__get_prompt");
-        assert!(other_call(&session(), "ping", &json!({}), None).is_none());
+        assert!(call_for(&session(), "ping", &json!({}), None).is_none());
+        let c = call_for(&session(), TOOLS_CALL, &json!({"name": "w"}), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.tool, "mcp__fs__w");
         assert_eq!(
             file_uri_path("file://host/etc/x?q#f").as_deref(),
             Some("/etc/x")

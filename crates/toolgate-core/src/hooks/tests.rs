@@ -470,11 +470,7 @@ proptest! {
             }
             let params = msg.get("params").cloned().unwrap_or(Value::Null);
             let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-            let call = if method == mcp::TOOLS_CALL {
-                Some(mcp::to_call(&session, &params, msg.get("id")))
-            } else {
-                mcp::other_call(&session, method, &params, msg.get("id"))
-            };
+            let call = mcp::call_for(&session, method, &params, msg.get("id"));
             if let Some(Ok(c)) = call {
                 prop_assert!(c.tool.starts_with("mcp__fs__"), "{}", c.tool);
             }

@@ -204,7 +204,7 @@ impl Proxy {
         let method = msg["method"].as_str().unwrap_or_default();
         let params = msg.get("params").cloned().unwrap_or(Value::Null);
         let session = lock(&self.session).clone();
-        let call = match mcp::other_call(&session, method, &params, Some(&id)) {
+        let call = match mcp::call_for(&session, method, &params, Some(&id)) {
             Some(Ok(c)) => c,
             Some(Err(why)) => {
                 return self

@@ -33,6 +33,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
 
 bin="${TOOLGATE_BIN:-target/debug/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
@@ -76,16 +78,6 @@ outside="$(mktemp -d "$here/.work/run.XXXXXX")"
 fake_pid=""
 serve_pid=""
 
-stop_pid() {
-  local pid=$1
-  [[ -n "$pid" ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   local status=$?
   stop_pid "$serve_pid"
@@ -102,25 +94,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-rand() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
-# A free port in 20000-20999 (the range set aside for this suite).
-free_port() {
-  python3 - <<'EOF'
-import random, socket
-ports = list(range(20000, 21000))
-random.shuffle(ports)
-for p in ports:
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-EOF
-}
 
 # --- the fake Anthropic API ----------------------------------------------------
 fake_log="$tmp/fake-api.jsonl"
@@ -137,14 +110,6 @@ api="http://127.0.0.1:$(cat "$tmp/fake.port")"
 echo "run.sh: fake Anthropic API on $api"
 
 # --- results -------------------------------------------------------------------
-fails=0
-results=()
-pass() { results+=("PASS  $1"); echo "PASS  $1"; }
-fail() {
-  results+=("FAIL  $1"); echo "FAIL  $1"; fails=$((fails + 1))
-  [[ -n "${2:-}" ]] && echo "      $2"
-  return 0
-}
 
 # --- one Claude turn -----------------------------------------------------------
 # run_claude NAME SETTINGS_JSON COMMAND: a fresh workspace $tmp/NAME/ws, config
@@ -284,7 +249,7 @@ export TOOLGATE_OPERATOR_TOKEN="operator-$(rand)"
 serve_log="$tmp/serve.log"
 serve_url=""
 for attempt in 1 2 3; do
-  port=$(free_port)
+  port=$(free_port 20000 20999)
   "$bin" serve --listen "127.0.0.1:$port" --data-dir "$data_b" >"$serve_log" 2>&1 &
   serve_pid=$!
   for _ in $(seq 1 300); do

@@ -49,6 +49,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
 
 bin="${TOOLGATE_BIN:-target/debug/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
@@ -144,16 +146,6 @@ mkdir -p "$ws/.git/hooks" "$outside" "$elsewhere" "$work/home"
 serve_pid=""
 bg_pids=()
 
-stop_pid() {
-  local pid=$1
-  [[ -n "$pid" ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   local status=$?
   local pid
@@ -172,14 +164,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- results -------------------------------------------------------------------
-fails=0
-results=()
-pass() { results+=("PASS  $1"); echo "PASS  $1"; }
-fail() {
-  results+=("FAIL  $1"); echo "FAIL  $1"; fails=$((fails + 1))
-  [[ -n "${2:-}" ]] && echo "      ${2:0:1500}"
-  return 0
-}
 # check COND_STATUS LABEL DETAIL: PASS when the preceding command succeeded.
 check() { if [[ $1 -eq 0 ]]; then pass "$2"; else fail "$2" "${3:-}"; fi; }
 

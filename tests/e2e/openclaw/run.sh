@@ -53,6 +53,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
 plugin="$root/integrations/openclaw"
 node_version=24.19.0
 
@@ -122,16 +124,6 @@ serve_pid=""
 relay_pid=""
 gateway_pid=""
 
-stop_pid() {
-  local pid=$1
-  [[ -n "$pid" ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 # stop_group PID: a process started with setsid, and everything it started.
 stop_group() {
   local pid=$1
@@ -162,35 +154,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-rand() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
-# A free port in 21000-21999 (the range set aside for this suite).
-free_port() {
-  python3 - <<'EOF'
-import random, socket
-ports = list(range(21000, 22000))
-random.shuffle(ports)
-for p in ports:
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-EOF
-}
 
 # --- results -----------------------------------------------------------------------
-fails=0
-results=()
-pass() { results+=("PASS  $1"); echo "PASS  $1"; }
-fail() {
-  results+=("FAIL  $1"); echo "FAIL  $1"; fails=$((fails + 1))
-  [[ -n "${2:-}" ]] && echo "      $2"
-  return 0
-}
 
 # --- the plugin: committed JS == fresh build; unit tests ---------------------------
 phase "building the plugin from source"
@@ -242,7 +207,7 @@ start_serve() {
   started_pid=""
   for _ in 1 2 3; do
     local port
-    port=$(free_port)
+    port=$(free_port 21000 21999)
     "$bin" serve --listen "127.0.0.1:$port" --data-dir "$tmp/data-$name" "$@" >"$tmp/serve-$name.log" 2>&1 &
     started_pid=$!
     for _ in $(seq 1 300); do
@@ -589,7 +554,7 @@ fi
 # each `openclaw agent` is a client. Then the daemon goes away under it.
 phase "gateway: openclaw gateway run, one openclaw agent per turn"
 operator_get "$main_url/v1/state" >"$tmp/state-before-gateway.json" 2>/dev/null
-gw_port=$(free_port)
+gw_port=$(free_port 21000 21999)
 gw_token="gw-$(rand)"
 write_config gateway "$(plugins_json "$main_url")" \
   "{\"mode\": \"local\", \"port\": $gw_port, \"bind\": \"loopback\", \"auth\": {\"mode\": \"token\", \"token\": \"$gw_token\"}}"

@@ -49,6 +49,15 @@ pub enum AuditKind {
     PolicyLoaded,
     /// A caller stopped waiting for an approval (`/v1/check?wait=`).
     WaitEnded,
+    /// Knowledge (SOP sections, memories) was shown for a call and must be
+    /// acknowledged before it runs.
+    KnowledgeShown,
+    /// Knowledge shown earlier was acknowledged (a retry, or explicitly).
+    KnowledgeAcked,
+    /// A knowledge source failed; the layer failed open or closed as configured.
+    KnowledgeError,
+    /// A memory was added, imported or removed.
+    MemoryChanged,
 }
 
 impl AuditKind {
@@ -67,6 +76,10 @@ impl AuditKind {
             AuditKind::AckCreated => "ack.created",
             AuditKind::PolicyLoaded => "policy.loaded",
             AuditKind::WaitEnded => "wait.ended",
+            AuditKind::KnowledgeShown => "knowledge.shown",
+            AuditKind::KnowledgeAcked => "knowledge.acked",
+            AuditKind::KnowledgeError => "knowledge.error",
+            AuditKind::MemoryChanged => "memory.changed",
         }
     }
 }

@@ -15,6 +15,7 @@ mod clock;
 mod error;
 mod escalation;
 mod gate;
+mod memory;
 mod operator;
 mod sqlite;
 
@@ -22,6 +23,7 @@ pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
 pub use gate::{Gate, Judged, RELAY_TOOLS};
+pub use memory::{Shown, add_memory, import_memories, remove_memory};
 pub use operator::{
     Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
     vote,
@@ -30,6 +32,7 @@ pub use sqlite::{SqliteStore, SyncMode};
 
 use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;
+use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
 
 /// One stored audit row, as kept: its number, its hash, and its canonical
 /// text (see `toolgate_core::audit`).
@@ -80,6 +83,35 @@ pub trait Store: Send + Sync {
     /// taking the write lock.
     fn count_open_approvals(&self) -> Result<u64, StoreError>;
 
+    /// Memories matching `q`: text contains any term as whole words (phrase
+    /// for multi-word terms), confidence >= `q.min_confidence`, at least one
+    /// of `q.categories` (empty = any), best bm25 match first, at most
+    /// `q.limit`. Empty terms (or terms without a letter or digit) give an
+    /// empty result. A term is always literal text, never query syntax.
+    /// Reads the last committed state without taking the write lock.
+    fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError>;
+
+    /// Memories holding every whitespace-separated word of `text` (each word
+    /// literal, as a phrase of its letters and digits), best bm25 match
+    /// first, at most `limit`; for a person searching (`toolgate memory
+    /// search`). Words without a letter or digit are ignored; none left
+    /// gives an empty result. Never a query syntax error.
+    fn search_memories_text(&self, text: &str, limit: usize) -> Result<Vec<Memory>, StoreError>;
+
+    /// A number that changes whenever any memory is added, changed or
+    /// removed (by any process). Cheap (one cached statement on an open
+    /// connection), for keying a cache: read it before searching, so
+    /// results cached under it are at least as new as it.
+    fn memories_rev(&self) -> Result<u64, StoreError>;
+
+    /// Memories newest first (insertion order), only those with `category`
+    /// when given, at most `limit` (`usize::MAX` for all).
+    fn list_memories(
+        &self,
+        category: Option<Category>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, StoreError>;
+
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;
 }
@@ -109,6 +141,27 @@ pub trait Tx {
     fn put_ack(&mut self, ack: &Ack) -> Result<(), StoreError>;
     /// The acknowledgement for a key and scope, if recorded.
     fn ack(&mut self, key: &str, scope: &str) -> Result<Option<Ack>, StoreError>;
+    /// Inserts a memory when `m.id` is 0 and returns its new id; otherwise
+    /// replaces (or creates) the memory with that id and returns the id.
+    /// The text is stored as given; `m.confidence` must be within 0..=1.
+    fn put_memory(&mut self, m: &Memory) -> Result<u64, StoreError>;
+    /// Deletes a memory; `false` when there was none with this id.
+    fn delete_memory(&mut self, id: u64) -> Result<bool, StoreError>;
+    /// Inserts or replaces a knowledge-shown record (by its id).
+    fn put_shown(&mut self, s: &Shown) -> Result<(), StoreError>;
+    /// The knowledge-shown record with this id, expired or not.
+    fn shown(&mut self, id: &str) -> Result<Option<Shown>, StoreError>;
+    /// The newest record for this binding and scope shown at or after
+    /// `since_ms` (expired or not).
+    fn shown_for(
+        &mut self,
+        binding: &str,
+        scope: &str,
+        since_ms: i64,
+    ) -> Result<Option<Shown>, StoreError>;
+    /// Deletes knowledge-shown records that expired before `now_ms`
+    /// (`expires_ms < now_ms`); returns how many.
+    fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError>;
     /// Appends an event to the audit chain; returns its sequence number.
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError>;
     /// Makes everything durable (per the store's sync mode) and visible.

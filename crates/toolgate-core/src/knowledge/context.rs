@@ -7,7 +7,7 @@ use crate::normalize::NormalizedCall;
 use crate::paths::Env;
 use crate::shell::{self, ShellAnalysis};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 /// What to recognise beyond the call's own words.
@@ -59,6 +59,9 @@ pub struct CallContext {
     pub programs: BTreeSet<String>,
     /// Each simple command as shown (`git push origin main`).
     pub commands: Vec<String>,
+    /// The command texts as the call gave them (assignments, quoting and
+    /// all), for rule patterns.
+    pub command_texts: Vec<String>,
     /// Host names (ssh targets, `user@host`, URL hosts), lowercased.
     pub hosts: BTreeSet<String>,
     /// IP addresses named anywhere in the call.
@@ -69,6 +72,9 @@ pub struct CallContext {
     pub cwd: String,
     /// Projects the paths and the working directory belong to.
     pub projects: BTreeSet<String>,
+    /// Each project's directory, by project name (the first root it was
+    /// found under).
+    pub project_dirs: BTreeMap<String, String>,
     /// Services the call touches.
     pub services: BTreeSet<String>,
 }
@@ -91,6 +97,7 @@ pub fn extract(n: &NormalizedCall, env: &Env, cfg: &ContextConfig) -> CallContex
     let local = env.with_cwd(&n.cwd);
     let commands = n.command.iter().chain(n.alt_commands.iter());
     for text in commands {
+        ctx.command_texts.push(text.clone());
         add_analysis(&mut ctx, &shell::analyze(text, &local), &local);
     }
     // Hosts and addresses mentioned in any string param (a `host` field of
@@ -124,8 +131,9 @@ pub fn extract(n: &NormalizedCall, env: &Env, cfg: &ContextConfig) -> CallContex
     }
     let roots: Vec<String> = cfg.project_roots.iter().map(|r| env.resolve(r)).collect();
     for p in ctx.paths.iter().chain(std::iter::once(&ctx.cwd)) {
-        if let Some(name) = project_of(p, &roots) {
-            ctx.projects.insert(name);
+        if let Some((name, dir)) = project_of(p, &roots) {
+            ctx.projects.insert(name.clone());
+            ctx.project_dirs.entry(name).or_insert(dir);
         }
     }
     ctx
@@ -226,13 +234,16 @@ fn add_host(ctx: &mut CallContext, host: &str) {
     }
 }
 
-/// The project `path` lies in: the first component under one of `roots`.
-fn project_of(path: &str, roots: &[String]) -> Option<String> {
+/// The project `path` lies in: the first component under one of `roots`,
+/// and that project's directory.
+fn project_of(path: &str, roots: &[String]) -> Option<(String, String)> {
     roots.iter().find_map(|root| {
-        let rest = path.strip_prefix(root.trim_end_matches('/'))?;
+        let root = root.trim_end_matches('/');
+        let rest = path.strip_prefix(root)?;
         let rest = rest.strip_prefix('/')?;
         let name = rest.split('/').next()?;
-        (!name.is_empty() && name != "." && name != "..").then(|| name.to_string())
+        (!name.is_empty() && name != "." && name != "..")
+            .then(|| (name.to_string(), format!("{root}/{name}")))
     })
 }
 

@@ -1,7 +1,12 @@
-//! The knowledge gate (seed 004, issue 6): what a call is about, the SOP
-//! sections and memories that apply to it, and whether they must be
-//! acknowledged before it runs. Pure: the caller reads SOP files and the
-//! memory store and hands in what it found.
+//! The knowledge gate (seed 004, issue 6): what a call is about
+//! ([`context`]), the SOPs ([`sop`]) and memories ([`memory`]) that apply to
+//! it, chosen by the `[knowledge]` policy section ([`settings`]), and
+//! whether they must be acknowledged before it runs ([`enforce`]). Pure:
+//! the caller reads SOP files and the memory store and hands in what it
+//! found.
 
 pub mod context;
+pub mod enforce;
 pub mod memory;
+pub mod settings;
+pub mod sop;

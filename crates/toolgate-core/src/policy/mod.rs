@@ -34,6 +34,7 @@ mod approvals;
 mod duration;
 mod error;
 mod exec;
+mod knowledge;
 mod path;
 mod rule;
 mod schema;
@@ -42,6 +43,7 @@ mod tests;
 mod url;
 
 pub use approvals::{ApprovalRule, ApprovalSettings};
+use crate::knowledge::settings::KnowledgeSettings;
 pub use error::{ErrorKind, PolicyError, RuleError};
 pub use rule::Rule;
 
@@ -142,6 +144,7 @@ pub struct Policy {
     never_block: Vec<String>,
     escalation_threshold: u32,
     approvals: ApprovalSettings,
+    knowledge: std::sync::Arc<KnowledgeSettings>,
     tests: Vec<PolicyTest>,
 }
 
@@ -158,6 +161,7 @@ impl Default for Policy {
             never_block: Vec::new(),
             escalation_threshold: DEFAULT_ESCALATION_THRESHOLD,
             approvals: ApprovalSettings::default(),
+            knowledge: Default::default(),
             tests: Vec::new(),
         }
     }
@@ -245,6 +249,7 @@ impl Policy {
         };
 
         let approvals = parse_approvals(raw.approvals, src, origin)?;
+        let knowledge = knowledge::parse_knowledge(raw.knowledge, src, origin)?.into();
 
         let tests = raw
             .tests
@@ -262,6 +267,7 @@ impl Policy {
             never_block,
             escalation_threshold,
             approvals,
+            knowledge,
             tests,
         })
     }
@@ -300,6 +306,11 @@ impl Policy {
     /// The `[approvals]` settings (defaults when the section is absent).
     pub fn approvals(&self) -> &ApprovalSettings {
         &self.approvals
+    }
+
+    /// The `[knowledge]` settings (defaults when the section is absent).
+    pub fn knowledge(&self) -> &std::sync::Arc<KnowledgeSettings> {
+        &self.knowledge
     }
 
     /// The `[[test]]` cases, in the order written.

@@ -12,6 +12,7 @@ pub(super) struct RawPolicy {
     pub(super) rules: Option<RawRules>,
     pub(super) risk: Option<RawRisk>,
     pub(super) approvals: Option<RawApprovals>,
+    pub(super) knowledge: Option<RawKnowledge>,
     #[serde(default, rename = "test")]
     pub(super) tests: Vec<Spanned<RawTest>>,
 }
@@ -140,4 +141,40 @@ pub(super) fn table_to_json(
     t.iter()
         .map(|(k, v)| Ok((k.clone(), toml_to_json(v)?)))
         .collect()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawKnowledge {
+    pub(super) enforcement: Option<Spanned<String>>,
+    pub(super) block_categories: Option<Vec<Spanned<String>>>,
+    pub(super) cooldown: Option<Spanned<String>>,
+    pub(super) fail_open: Option<bool>,
+    pub(super) show_credentials: Option<bool>,
+    pub(super) sop_dirs: Option<Vec<Spanned<String>>>,
+    pub(super) project_sops: Option<bool>,
+    pub(super) project_roots: Option<Vec<Spanned<String>>>,
+    pub(super) memory_categories: Option<Vec<Spanned<String>>>,
+    pub(super) max_memories: Option<Spanned<i64>>,
+    pub(super) thresholds: Option<RawThresholds>,
+    pub(super) services: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    pub(super) rule: Vec<Spanned<RawSopRule>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawThresholds {
+    pub(super) critical: Option<Spanned<f64>>,
+    pub(super) routine: Option<Spanned<f64>>,
+    pub(super) experimental: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSopRule {
+    pub(super) pattern: Option<Spanned<String>>,
+    pub(super) sop: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) tools: Vec<String>,
 }

@@ -20,6 +20,9 @@
 //! long-running process also checkpoints as it goes (SQLite's automatic
 //! checkpoint).
 
+mod memory;
+#[cfg(test)]
+mod tests;
 mod tx;
 
 use crate::{AuditRow, Store, StoreError, Tx};
@@ -29,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use toolgate_core::approval::{Approval, ApprovalId};
+use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
 use tx::SqliteTx;
 
 /// How hard a commit waits for the disk.
@@ -79,6 +83,51 @@ const MIGRATIONS: &[&str] = &[
         seq INTEGER NOT NULL,
         hash BLOB NOT NULL
      ) STRICT;",
+    // 2: memories with a full-text index kept in step by triggers, a
+    // revision number every change bumps (so a cache in any process can
+    // tell it is stale by reading one integer), and the knowledge shown for
+    // a call while it waits to be acknowledged.
+    "CREATE TABLE memories (
+        id INTEGER PRIMARY KEY,
+        text TEXT NOT NULL CHECK (length(text) > 0),
+        categories TEXT NOT NULL,
+        confidence REAL NOT NULL CHECK (confidence >= 0.0 AND confidence <= 1.0),
+        source TEXT,
+        created_ms INTEGER NOT NULL
+     ) STRICT;
+     CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        text,
+        content = 'memories',
+        content_rowid = 'id',
+        tokenize = 'unicode61 remove_diacritics 2'
+     );
+     CREATE TABLE memory_rev (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        rev INTEGER NOT NULL
+     ) STRICT;
+     INSERT INTO memory_rev (id, rev) VALUES (1, 0);
+     CREATE TRIGGER memories_inserted AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+     END;
+     CREATE TRIGGER memories_deleted AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+     END;
+     CREATE TRIGGER memories_updated AFTER UPDATE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+     END;
+     CREATE TABLE knowledge_shown (
+        id TEXT PRIMARY KEY,
+        binding TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        shown_ms INTEGER NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        keys TEXT NOT NULL
+     ) STRICT;
+     CREATE INDEX knowledge_shown_by_call ON knowledge_shown (binding, scope, shown_ms);",
 ];
 
 /// The database file's name inside the data directory.
@@ -100,6 +149,10 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     /// Opened on first use: most processes (one `check`) never scan.
     reader: Mutex<Option<Connection>>,
+    /// Memory searches and the memories revision, on the decision path:
+    /// their own connection (opened on first use), so they never queue
+    /// behind a long audit scan on `reader`.
+    memory_reader: Mutex<Option<Connection>>,
     sync: SyncMode,
 }
 
@@ -134,6 +187,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             reader: Mutex::new(None),
+            memory_reader: Mutex::new(None),
             sync,
         })
     }
@@ -203,7 +257,36 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let mut guard = lock(&self.reader);
+        self.with_connection(&self.reader, f)
+    }
+
+    /// Runs `f` on the memory reader connection, opening it the first time.
+    /// Every statement on it runs in its own snapshot (autocommit), so it
+    /// sees what any process committed before it started.
+    fn with_memory_reader<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, memory::RowError>,
+    ) -> Result<R, StoreError> {
+        self.with_connection(&self.memory_reader, |conn| {
+            f(conn).map_err(|e| match e {
+                memory::RowError::Sql(source) => StoreError::Sqlite {
+                    location: self.location(),
+                    source,
+                },
+                memory::RowError::Corrupt(detail) => StoreError::Corrupt {
+                    location: self.location(),
+                    detail,
+                },
+            })
+        })
+    }
+
+    fn with_connection<R>(
+        &self,
+        slot: &Mutex<Option<Connection>>,
+        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let mut guard = lock(slot);
         if guard.is_none() {
             let conn = Connection::open(&self.path).map_err(self.err())?;
             configure(&conn, self.sync).map_err(self.err())?;
@@ -305,6 +388,7 @@ impl Drop for SqliteStore {
         // A reader holding a snapshot would keep the checkpoint from
         // finishing.
         drop(lock(&self.reader).take());
+        drop(lock(&self.memory_reader).take());
         let conn = lock(&self.writer);
         if !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
@@ -407,6 +491,44 @@ impl Store for SqliteStore {
             .map(|n| n.max(0) as u64)
             .map_err(self.err())
         })
+    }
+
+    fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError> {
+        let Some(fts) = memory::any_of(&q.terms) else {
+            return Ok(Vec::new());
+        };
+        if q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.with_memory_reader(|conn| memory::search(conn, &fts, q))
+    }
+
+    fn search_memories_text(&self, text: &str, limit: usize) -> Result<Vec<Memory>, StoreError> {
+        let Some(fts) = memory::all_words(text) else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let q = MemoryQuery {
+            terms: Vec::new(),
+            min_confidence: 0.0,
+            categories: Vec::new(),
+            limit,
+        };
+        self.with_memory_reader(|conn| memory::search(conn, &fts, &q))
+    }
+
+    fn memories_rev(&self) -> Result<u64, StoreError> {
+        self.with_memory_reader(|conn| memory::rev(conn).map_err(memory::RowError::Sql))
+    }
+
+    fn list_memories(
+        &self,
+        category: Option<Category>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, StoreError> {
+        self.with_memory_reader(|conn| memory::list(conn, category, limit))
     }
 
     fn location(&self) -> String {

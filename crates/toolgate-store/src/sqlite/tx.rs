@@ -1,13 +1,17 @@
 //! One write transaction on the SQLite store: approvals, votes,
-//! acknowledgements and audit appends, committed together or not at all.
+//! acknowledgements, memories, knowledge shown and audit appends, committed
+//! together or not at all.
 
+use super::memory::{self, RowError, SHOWN_COLUMNS};
 use super::read_head;
+use crate::memory::Shown;
 use crate::operator::Ack;
 use crate::{StoreError, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::MutexGuard;
 use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
 use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
+use toolgate_core::knowledge::memory::Memory;
 
 pub(super) struct SqliteTx<'a> {
     conn: MutexGuard<'a, Connection>,
@@ -66,6 +70,35 @@ impl<'a> SqliteTx<'a> {
                 .map_err(self.err())?
         };
         texts.iter().map(|t| self.decode("approval", t)).collect()
+    }
+
+    fn row_err(&self, e: RowError) -> StoreError {
+        match e {
+            RowError::Sql(source) => StoreError::Sqlite {
+                location: self.location.clone(),
+                source,
+            },
+            RowError::Corrupt(detail) => StoreError::Corrupt {
+                location: self.location.clone(),
+                detail,
+            },
+        }
+    }
+
+    fn query_shown(
+        &mut self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Option<Shown>, StoreError> {
+        let found = (|| {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let mut rows = stmt.query(args)?;
+            match rows.next()? {
+                Some(r) => memory::shown_from_row(r).map(Some),
+                None => Ok(None),
+            }
+        })();
+        found.map_err(|e| self.row_err(e))
     }
 }
 
@@ -205,6 +238,117 @@ impl Tx for SqliteTx<'_> {
             .and_then(|mut s| s.query_row(params![key, scope], |r| r.get(0)).optional())
             .map_err(self.err())?;
         text.map(|t| self.decode("acknowledgement", &t)).transpose()
+    }
+
+    fn put_memory(&mut self, m: &Memory) -> Result<u64, StoreError> {
+        let categories = memory::categories_column(&m.categories);
+        if m.id == 0 {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO memories (text, categories, confidence, source, created_ms) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![m.text, categories, m.confidence, m.source, m.created_ms])
+                })
+                .map_err(self.err())?;
+            Ok(self.conn.last_insert_rowid() as u64)
+        } else {
+            let id = i64::try_from(m.id).map_err(|_| StoreError::Corrupt {
+                location: self.location.clone(),
+                detail: format!("memory id {} is out of range", m.id),
+            })?;
+            // An upsert, not INSERT OR REPLACE: replacing would delete the
+            // old row without its trigger, leaving it in the text index.
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO memories (id, text, categories, confidence, source, created_ms) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                     ON CONFLICT (id) DO UPDATE SET text = excluded.text, \
+                     categories = excluded.categories, confidence = excluded.confidence, \
+                     source = excluded.source, created_ms = excluded.created_ms",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        id,
+                        m.text,
+                        categories,
+                        m.confidence,
+                        m.source,
+                        m.created_ms
+                    ])
+                })
+                .map_err(self.err())?;
+            Ok(m.id)
+        }
+    }
+
+    fn delete_memory(&mut self, id: u64) -> Result<bool, StoreError> {
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(false);
+        };
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM memories WHERE id = ?1")
+            .and_then(|mut s| s.execute(params![id]))
+            .map_err(self.err())?;
+        Ok(n > 0)
+    }
+
+    fn put_shown(&mut self, s: &Shown) -> Result<(), StoreError> {
+        let keys = self.encode(&s.keys)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO knowledge_shown (id, binding, scope, shown_ms, expires_ms, keys) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT (id) DO UPDATE SET binding = excluded.binding, \
+                 scope = excluded.scope, shown_ms = excluded.shown_ms, \
+                 expires_ms = excluded.expires_ms, keys = excluded.keys",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    s.id,
+                    s.binding,
+                    s.scope,
+                    s.shown_ms,
+                    s.expires_ms,
+                    keys
+                ])
+            })
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn shown(&mut self, id: &str) -> Result<Option<Shown>, StoreError> {
+        self.query_shown(
+            &format!("SELECT {SHOWN_COLUMNS} FROM knowledge_shown WHERE id = ?1"),
+            &[&id],
+        )
+    }
+
+    fn shown_for(
+        &mut self,
+        binding: &str,
+        scope: &str,
+        since_ms: i64,
+    ) -> Result<Option<Shown>, StoreError> {
+        self.query_shown(
+            &format!(
+                "SELECT {SHOWN_COLUMNS} FROM knowledge_shown \
+                 WHERE binding = ?1 AND scope = ?2 AND shown_ms >= ?3 \
+                 ORDER BY shown_ms DESC, rowid DESC LIMIT 1"
+            ),
+            &[&binding, &scope, &since_ms],
+        )
+    }
+
+    fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError> {
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM knowledge_shown WHERE expires_ms < ?1")
+            .and_then(|mut s| s.execute(params![now_ms]))
+            .map_err(self.err())?;
+        Ok(n as u64)
     }
 
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {

@@ -214,6 +214,10 @@ pub struct Decision {
 pub const BLOCK_PREFIX: &str = "TOOLGATE_BLOCK";
 /// Prefix of the agent-parseable protocol line for an escalation.
 pub const ESCALATE_PREFIX: &str = "TOOLGATE_ESCALATE";
+/// Prefix of the protocol line of a call held until knowledge is
+/// acknowledged: `TOOLGATE_ACK|<id>|reason` (a `block` decision that a
+/// retry of the same call, or acknowledging the id, lifts).
+pub const ACK_PREFIX: &str = "TOOLGATE_ACK";
 
 impl Decision {
     /// A decision saying `why` (without a verb: the reason is prefixed with
@@ -238,6 +242,21 @@ impl Decision {
             audit_seq: None,
             elapsed_us: 0,
         }
+    }
+
+    /// True when this is a block that acknowledging knowledge lifts (its
+    /// protocol line is `TOOLGATE_ACK|<id>|…`).
+    pub fn needs_ack(&self) -> bool {
+        self.decision == Verdict::Block
+            && self
+                .block_reason
+                .as_deref()
+                .is_some_and(|l| l.starts_with(ACK_PREFIX) && l[ACK_PREFIX.len()..].starts_with('|'))
+    }
+
+    /// The `TOOLGATE_ACK|<id>|reason` line for knowledge shown under `id`.
+    pub fn ack_line(id: &str, reason: &str) -> String {
+        format!("{ACK_PREFIX}|{id}|{}", reason.replace('|', "/"))
     }
 
     /// Builds the protocol line for a verdict. Pipes in the reason are replaced

@@ -5,6 +5,8 @@
 //! time the caller sees it.
 
 use crate::escalation::{Resolution, relay_decision};
+use crate::knowledge::{AckError, KnowledgeBase, KnowledgeStats, Lookup, ack_scope, put_acks};
+use crate::memory::Shown;
 use crate::operator::{VoteInput, VoteOutcome, vote_in};
 use crate::{Clock, Store, StoreError, Tx, random_hex};
 use serde_json::{Value, json};
@@ -14,7 +16,8 @@ use toolgate_core::approval::{ApprovalId, BindingHash, VoteRefused, binding_hash
 use toolgate_core::approvers::Approver;
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::{Assessment, Engine};
-use toolgate_core::model::{Decision, ToolCall, Verdict};
+use toolgate_core::knowledge::enforce::{AckHint, Audience, Outcome, outcome, render, summary};
+use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
 use toolgate_core::paths::Env;
 use toolgate_core::redact::{bound_size, redact_text, redact_value};
 use toolgate_core::time::rfc3339_ms;
@@ -24,6 +27,11 @@ use toolgate_core::time::rfc3339_ms;
 /// Honoured only when the policy sets `[approvals] relay = true`, never for
 /// R4, once per approval, from the session that made the call.
 pub const RELAY_TOOLS: &[&str] = &["toolgate_approve", "ga_approve"];
+
+/// Tool names an agent calls to acknowledge knowledge shown to it, with
+/// params `{"id": "<id from the TOOLGATE_ACK line>"}`. Only the session
+/// (or agent) the knowledge was shown to can acknowledge it this way.
+pub const ACK_TOOLS: &[&str] = &["toolgate_ack"];
 
 /// A call the engine has judged, not yet recorded.
 #[derive(Debug, Clone)]
@@ -36,6 +44,7 @@ pub struct Judged {
     // than the rest of recording.
     pub(crate) binding: BindingHash,
     pub(crate) shown: Value,
+    knowledge: Option<Lookup>,
 }
 
 /// Decides calls with an engine and a store.
@@ -45,6 +54,7 @@ pub struct Gate {
     clock: Arc<dyn Clock>,
     pub(crate) base: Env,
     pub(crate) llm: Option<Arc<dyn Approver>>,
+    knowledge: Arc<KnowledgeBase>,
 }
 
 impl Gate {
@@ -56,13 +66,49 @@ impl Gate {
         clock: Arc<dyn Clock>,
         base: Env,
     ) -> Gate {
+        let knowledge = Arc::new(KnowledgeBase::new(
+            engine.policy().knowledge().clone(),
+            &base,
+            Arc::new(KnowledgeStats::default()),
+        ));
         Gate {
             engine,
             store,
             clock,
             base,
             llm: None,
+            knowledge,
         }
+    }
+
+    /// Counts knowledge in `stats` (a daemon keeps one across policy
+    /// reloads) instead of counters of its own.
+    pub fn with_knowledge_stats(mut self, stats: Arc<KnowledgeStats>) -> Gate {
+        let kb = KnowledgeBase::new(self.engine.policy().knowledge().clone(), &self.base, stats);
+        self.knowledge = Arc::new(kb);
+        self
+    }
+
+    /// Replaces the knowledge base (tests use one that re-reads SOP files
+    /// on every lookup).
+    pub fn with_knowledge(mut self, kb: KnowledgeBase) -> Gate {
+        self.knowledge = Arc::new(kb);
+        self
+    }
+
+    /// The knowledge base: its settings and counters.
+    pub fn knowledge(&self) -> &KnowledgeBase {
+        &self.knowledge
+    }
+
+    /// Acknowledges the knowledge shown under `id` on behalf of `by`
+    /// (`toolgate knowledge ack`, `POST /v1/knowledge/ack`), for the
+    /// policy's cooldown.
+    pub fn acknowledge(&self, id: &str, by: &str) -> Result<Shown, AckError> {
+        let ttl = self.knowledge.settings().cooldown.as_millis() as i64;
+        let shown = crate::knowledge::acknowledge_shown(&*self.store, &*self.clock, id, by, ttl)?;
+        self.knowledge.stats().acked(false);
+        Ok(shown)
     }
 
     /// Adds a model-backed `llm_evaluation` approver (counted only when the
@@ -146,15 +192,22 @@ impl Gate {
     /// its single writer for [`Gate::record_batch`].
     pub fn judge(&self, call: ToolCall) -> Judged {
         let start = Instant::now();
-        let assessment = (!is_relay(&call)).then(|| self.engine.decide(&call, &self.base));
-        let binding = binding_hash(&call, &self.engine.env_for(&call, &self.base));
+        let special = is_relay(&call) || is_ack(&call);
+        let assessment = (!special).then(|| self.engine.decide(&call, &self.base));
+        let env = self.engine.env_for(&call, &self.base);
+        let binding = binding_hash(&call, &env);
         let shown = shown_call(&call);
+        let knowledge = assessment.as_ref().and_then(|a| {
+            let wanted = self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
+            wanted.then(|| self.knowledge.lookup(&*self.store, &call, &env, a.decision.risk))
+        });
         Judged {
             call,
             assessment,
             start,
             binding,
             shown,
+            knowledge,
         }
     }
 
@@ -181,7 +234,11 @@ impl Gate {
         let now = self.clock.now_ms();
         let trace = random_hex()?;
         let Some(assessment) = judged.assessment.as_ref() else {
-            let mut decision = self.relay_in(tx, call, now, &trace)?;
+            let mut decision = if is_ack(call) {
+                self.ack_in(tx, call, now, &trace)?
+            } else {
+                self.relay_in(tx, call, now, &trace)?
+            };
             let seq = tx.append(&decision_event(
                 shown, binding, &decision, None, now, &trace,
             ))?;
@@ -206,6 +263,14 @@ impl Gate {
             .collect();
         let mut decision = assessment.decision.clone();
         let mut approval_id = None;
+        let mut context = None;
+        if let Some(lookup) = &judged.knowledge {
+            match self.knowledge_step(tx, judged, lookup, &decision, now, &trace, &mut events)? {
+                Step::Hold(d) => decision = d,
+                Step::Show(text) => context = Some(text),
+                Step::Pass => {}
+            }
+        }
         if decision.decision == Verdict::Escalate {
             let Resolution {
                 decision: d,
@@ -214,6 +279,9 @@ impl Gate {
             approval_id = d.approval.as_ref().map(|a| a.id.clone());
             decision = d;
             events.extend(more);
+        }
+        if context.is_some() {
+            decision.context = context;
         }
         decision.reason = redact_text(&decision.reason).into_owned();
         decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
@@ -297,6 +365,235 @@ impl Gate {
         };
         Ok(relay_decision(verdict, reason))
     }
+}
+
+/// What the knowledge layer does to one call.
+enum Step {
+    /// Held until acknowledged (or blocked: a source failed, fail closed).
+    Hold(Decision),
+    /// Runs as decided, with this knowledge shown to the agent.
+    Show(String),
+    /// Nothing to show.
+    Pass,
+}
+
+impl Gate {
+    /// The knowledge layer, inside the call's transaction: fail open or
+    /// closed on source errors, look up acknowledgements in the call's
+    /// scope, treat a retry of a held call within the cooldown as
+    /// acknowledging what it was shown, and hold the call when enforced
+    /// knowledge is still unacknowledged.
+    #[allow(clippy::too_many_arguments)]
+    fn knowledge_step(
+        &self,
+        tx: &mut dyn Tx,
+        judged: &Judged,
+        lookup: &Lookup,
+        base: &Decision,
+        now: i64,
+        trace: &str,
+        events: &mut Vec<AuditEvent>,
+    ) -> Result<Step, StoreError> {
+        let settings = self.knowledge.settings();
+        let stats = self.knowledge.stats();
+        let verdict = |verdict: Verdict, reason: &str| AuditEvent {
+            ts_ms: now,
+            trace: trace.to_string(),
+            kind: AuditKind::Verdict,
+            data: json!({
+                "layer": Layer::Knowledge.as_str(),
+                "verdict": verdict.as_str(),
+                "risk": base.risk.as_str(),
+                "reason": redact_text(reason),
+                "rule": Value::Null,
+                "lookup_us": lookup.elapsed_us,
+            }),
+        };
+        if !lookup.errors.is_empty() {
+            let what = redact_text(&lookup.errors.join("; ")).into_owned();
+            stats.failed(now, &what, !settings.fail_open);
+            events.push(AuditEvent {
+                ts_ms: now,
+                trace: trace.to_string(),
+                kind: AuditKind::KnowledgeError,
+                data: json!({"errors": what, "fail_open": settings.fail_open}),
+            });
+            if !settings.fail_open {
+                let why = format!(
+                    "a knowledge source failed and [knowledge] fail_open is false: {what}"
+                );
+                events.push(verdict(Verdict::Block, &why));
+                return Ok(Step::Hold(Decision::new(
+                    Verdict::Block,
+                    base.risk,
+                    base.score,
+                    Layer::Knowledge,
+                    &why,
+                )));
+            }
+        }
+        let found = &lookup.found;
+        if found.is_empty() {
+            return Ok(Step::Pass);
+        }
+        let scope = ack_scope(&judged.call);
+        let mut acked: Vec<String> = Vec::new();
+        for key in found.keys() {
+            if tx.ack(&key, &scope)?.is_some_and(|a| now < a.expires_ms) {
+                acked.push(key);
+            }
+        }
+        let cooldown_ms = settings.cooldown.as_millis() as i64;
+        let mut result = outcome(settings, found, &|k: &str| acked.iter().any(|a| a == k));
+        if let Outcome::Require(_) = &result {
+            let binding = judged.binding.to_hex();
+            let since = now.saturating_sub(cooldown_ms);
+            if let Some(prev) = tx.shown_for(&binding, &scope, since)?
+                && prev.expires_ms > now
+            {
+                put_acks(tx, &prev, "retry", "retry", now, cooldown_ms, trace)?;
+                stats.acked(true);
+                acked.extend(prev.keys.iter().cloned());
+                result = outcome(settings, found, &|k: &str| acked.iter().any(|a| a == k));
+                if result == Outcome::Nothing {
+                    // Acknowledged just now: the retry still carries what it acknowledged.
+                    result = Outcome::Advise;
+                }
+            }
+        }
+        let agent = Audience::Agent {
+            show_credentials: settings.show_credentials,
+        };
+        match result {
+            Outcome::Nothing => Ok(Step::Pass),
+            Outcome::Advise => {
+                stats.advised();
+                events.push(verdict(
+                    Verdict::Allow,
+                    &format!("knowledge shown: {}", summary(found)),
+                ));
+                Ok(Step::Show(render(found, agent, None)))
+            }
+            Outcome::Require(keys) => {
+                let id = random_hex()?;
+                let record = Shown {
+                    id: id.clone(),
+                    binding: judged.binding.to_hex(),
+                    scope: scope.clone(),
+                    shown_ms: now,
+                    expires_ms: now.saturating_add(cooldown_ms),
+                    keys,
+                };
+                tx.prune_shown(now)?;
+                tx.put_shown(&record)?;
+                stats.held();
+                let why = format!(
+                    "knowledge must be acknowledged before this call runs: {}",
+                    summary(found)
+                );
+                events.push(verdict(Verdict::Block, &why));
+                events.push(AuditEvent {
+                    ts_ms: now,
+                    trace: trace.to_string(),
+                    kind: AuditKind::KnowledgeShown,
+                    data: json!({
+                        "id": id,
+                        "scope": redact_text(&scope),
+                        "keys": record.keys,
+                        "enforcement": settings.enforcement.as_str(),
+                        "sops": found.sops.iter().map(|s| json!({
+                            "name": s.sop.name,
+                            "origin": redact_text(&s.sop.origin),
+                            "reason": redact_text(&s.reason.to_string()),
+                        })).collect::<Vec<_>>(),
+                        "memories": found.memories.iter().map(|m| json!({
+                            "id": m.id,
+                            "confidence": m.confidence,
+                        })).collect::<Vec<_>>(),
+                    }),
+                });
+                let hint = AckHint {
+                    id: id.clone(),
+                    cooldown: humanize_ms(cooldown_ms),
+                };
+                let mut d = Decision::new(Verdict::Block, base.risk, base.score, Layer::Knowledge, &why);
+                d.block_reason = Some(Decision::ack_line(&id, &d.reason));
+                d.context = Some(render(found, agent, Some(&hint)));
+                Ok(Step::Hold(d))
+            }
+        }
+    }
+
+    /// The agent acknowledges knowledge shown to it (`toolgate_ack`): only
+    /// for its own session or agent.
+    fn ack_in(
+        &self,
+        tx: &mut dyn Tx,
+        call: &ToolCall,
+        now: i64,
+        trace: &str,
+    ) -> Result<Decision, StoreError> {
+        let id = ["id", "ack_id"]
+            .iter()
+            .find_map(|k| call.params.get(*k).and_then(Value::as_str))
+            .unwrap_or("")
+            .trim();
+        let answer = |v: Verdict, why: String| relay_decision(v, why);
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(answer(
+                Verdict::Block,
+                format!(
+                    "{} needs {{\"id\": \"<id>\"}} from the TOOLGATE_ACK line",
+                    call.tool
+                ),
+            ));
+        }
+        let shown = match tx.shown(id)? {
+            Some(s) if s.expires_ms > now && s.scope == ack_scope(call) => s,
+            Some(s) if s.expires_ms > now => {
+                return Ok(answer(
+                    Verdict::Block,
+                    format!("knowledge {id} was shown to another session; it acknowledges its own"),
+                ));
+            }
+            Some(_) => {
+                return Ok(answer(
+                    Verdict::Block,
+                    format!("knowledge {id} was shown too long ago — retry the call to see it again"),
+                ));
+            }
+            None => {
+                return Ok(answer(
+                    Verdict::Block,
+                    format!("no knowledge was shown under id {id} — copy it from the TOOLGATE_ACK line"),
+                ));
+            }
+        };
+        let ttl = self.knowledge.settings().cooldown.as_millis() as i64;
+        put_acks(tx, &shown, &ack_scope(call), "tool", now, ttl, trace)?;
+        self.knowledge.stats().acked(false);
+        Ok(answer(
+            Verdict::Allow,
+            format!(
+                "knowledge {id} acknowledged for {}; retry the call",
+                humanize_ms(ttl)
+            ),
+        ))
+    }
+}
+
+/// `300000` → `5m`; `90000` → `90s`.
+fn humanize_ms(ms: i64) -> String {
+    let s = ms / 1000;
+    if s >= 60 && s % 60 == 0 {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn is_ack(call: &ToolCall) -> bool {
+    ACK_TOOLS.contains(&call.tool.as_str())
 }
 
 /// The call as records keep it: redacted, then cut to a bounded size.

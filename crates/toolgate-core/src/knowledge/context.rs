@@ -148,7 +148,7 @@ fn add_analysis(ctx: &mut CallContext, a: &ShellAnalysis, env: &Env) {
             .unwrap_or(&cmd.program)
             .to_ascii_lowercase();
         if !program.is_empty() {
-            ctx.programs.insert(program);
+            ctx.programs.insert(program.clone());
         }
         ctx.commands.push(cmd.display());
         if let Some(remote) = &cmd.remote {
@@ -156,10 +156,25 @@ fn add_analysis(ctx: &mut CallContext, a: &ShellAnalysis, env: &Env) {
         }
         let cwd = cmd.cwd.clone().unwrap_or_else(|| env.cwd.clone());
         let here = env.with_cwd(&cwd);
+        let net = NET_PROGRAMS.contains(&program.as_str());
+        let mut host_flag = false;
         for w in cmd.args() {
-            if !w.dynamic {
-                add_word(ctx, &w.text, &here, true);
+            if w.dynamic {
+                host_flag = false;
+                continue;
             }
+            add_word(ctx, &w.text, &here, true);
+            let t = w.text.as_str();
+            if host_flag || (net && !t.starts_with('-')) {
+                // `ping web1`, `psql -h db1`, `scp f web1:/srv`.
+                let host = t.split_once(':').map_or(t, |(h, _)| h);
+                if looks_like_host(host) {
+                    add_host(ctx, host);
+                }
+            } else if let Some(v) = t.strip_prefix("--host=") {
+                add_host(ctx, v);
+            }
+            host_flag = matches!(t, "-h" | "--host" | "-H") && program != "curl";
         }
         for r in &cmd.redirects {
             if !r.target.dynamic && !r.target.text.is_empty() {
@@ -167,6 +182,28 @@ fn add_analysis(ctx: &mut CallContext, a: &ShellAnalysis, env: &Env) {
             }
         }
     }
+}
+
+/// Programs whose operands are (mostly) host names.
+const NET_PROGRAMS: &[&str] = &[
+    "ping", "ping6", "ssh", "scp", "sftp", "rsync", "mosh", "telnet", "nc", "ncat", "netcat",
+    "dig", "nslookup", "host", "traceroute", "tracepath", "mtr", "ssh-copy-id", "ssh-keyscan",
+];
+
+/// A bare word that could be a host: letters, digits, dots and dashes,
+/// with a letter, not starting with a dot or dash, not a file name
+/// (`notes.txt`).
+fn looks_like_host(w: &str) -> bool {
+    const FILE_ENDINGS: &[&str] = &[
+        ".txt", ".md", ".json", ".yaml", ".yml", ".toml", ".sh", ".py", ".rs", ".js", ".ts",
+        ".log", ".conf", ".cfg", ".ini", ".sql", ".csv", ".tar", ".gz", ".zip", ".pem", ".key",
+    ];
+    !w.is_empty()
+        && w.len() <= 253
+        && !w.starts_with(['.', '-'])
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && w.chars().any(|c| c.is_ascii_alphabetic())
+        && !FILE_ENDINGS.iter().any(|e| w.to_ascii_lowercase().ends_with(e))
 }
 
 /// One word: a URL, `user@host[:path]`, an IP address, or a path.
@@ -275,6 +312,12 @@ mod tests {
         assert!(c.projects.contains("shop"));
         assert!(c.services.contains("postgres"), "{c:?}");
         assert_eq!(c.kind, "exec");
+        let c = ctx(json!({"tool": "exec", "params": {"command":
+            "ping -c1 web1 && scp notes.txt backup01:/srv/ && psql -h db1.lan -c 'select 1' && ssh -i k.pem gw"}}));
+        for h in ["web1", "backup01", "db1.lan", "gw"] {
+            assert!(c.hosts.contains(h), "{h}: {c:?}");
+        }
+        assert!(!c.hosts.contains("notes.txt") && !c.hosts.contains("k.pem"), "{c:?}");
     }
 
     #[test]

@@ -345,7 +345,17 @@ pub fn memory_terms(ctx: &CallContext) -> Vec<String> {
     };
     ctx.services.iter().for_each(|s| push(s));
     ctx.projects.iter().for_each(|s| push(s));
-    ctx.hosts.iter().for_each(|s| push(s));
+    for h in &ctx.hosts {
+        push(h);
+        // The host's own name (`grafana` of grafana.internal), which is how
+        // people write about it.
+        if let Some((first, _)) = h.split_once('.')
+            && first.len() >= 3
+            && first.chars().any(|c| c.is_ascii_alphabetic())
+        {
+            push(first);
+        }
+    }
     ctx.ips.iter().for_each(|s| push(s));
     ctx.programs
         .iter()
@@ -451,6 +461,9 @@ mod tests {
             assert!(t.contains(&want.to_string()), "{want} in {t:?}");
         }
         assert!(!t.contains(&"cd".to_string()) && !t.contains(&"echo".to_string()));
+        let c = ctx(json!({"tool":"exec","params":{"command":"curl https://grafana.example.com/x"}}));
+        let t = memory_terms(&c);
+        assert!(t.contains(&"grafana.example.com".to_string()) && t.contains(&"grafana".to_string()));
         let c = ctx(json!({"tool":"mcp__github__create_issue","params":{}}));
         assert!(memory_terms(&c).contains(&"github".to_string()));
     }

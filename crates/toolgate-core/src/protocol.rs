@@ -2,7 +2,8 @@
 //! (seed 002's layer 3) so it knows how toolgate answers before it is
 //! stopped, and does not try to talk or rephrase its way around a block.
 
-use crate::model::{BLOCK_PREFIX, ESCALATE_PREFIX};
+use crate::knowledge::settings::Enforcement;
+use crate::model::{ACK_PREFIX, BLOCK_PREFIX, ESCALATE_PREFIX};
 use crate::policy::{Policy, RuleList};
 
 /// Most rules quoted from each list: the text stays short (well under 500
@@ -39,6 +40,15 @@ pub fn protocol_text(policy: &Policy) -> String {
             "- You cannot approve calls yourself: approvals come from an operator \
              (toolgate's control UI or `toolgate approvals approve <id>`).\n",
         );
+    }
+    let k = policy.knowledge();
+    if k.enforcement == Enforcement::Strict || k.enforcement == Enforcement::Category {
+        out.push_str(&format!(
+            "- A result starting `{ACK_PREFIX}|<id>|` holds the call until you have read the \
+             procedures and lessons shown with it (not a refusal). Read them, follow them, then \
+             retry exactly the same call within {} to acknowledge.\n",
+            humanize(k.cooldown.as_secs())
+        ));
     }
     out.push_str("- Never edit toolgate's policy, data directory or hooks.\n");
     for (list, title) in [
@@ -84,6 +94,7 @@ mod tests {
         let t = protocol_text(&p);
         assert!(t.contains("TOOLGATE_BLOCK|"));
         assert!(t.contains("TOOLGATE_ESCALATE|<id>|"));
+        assert!(t.contains("TOOLGATE_ACK|<id>|") && t.contains("within 5 min"));
         assert!(t.contains("exec(rm -rf /)"));
         assert!(t.contains("exec(git push:*)"));
         assert!(t.contains("30 s") && t.contains("5 min"), "{t}");

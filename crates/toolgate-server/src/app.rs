@@ -103,7 +103,8 @@ impl App {
             self.store.clone(),
             self.clock.clone(),
             self.base.clone(),
-        );
+        )
+        .with_knowledge_stats(self.gate.load().knowledge().stats().clone());
         self.gate.store(Arc::new(gate));
     }
 

@@ -83,3 +83,77 @@ pub fn render() -> String {
             .to_string(),
     }
 }
+
+/// The knowledge gate's counters (seed 004 FR-008) in Prometheus text
+/// format: interceptions, injections, holds, acknowledgements, cache hits,
+/// source errors and the lookup-time histogram.
+pub fn knowledge(s: &toolgate_store::KnowledgeSnapshot) -> String {
+    let mut out = String::new();
+    let mut counter = |name: &str, help: &str, v: u64| {
+        out.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n"
+        ));
+    };
+    counter(
+        "toolgate_knowledge_interceptions_total",
+        "Calls the knowledge layer looked up.",
+        s.interceptions,
+    );
+    counter(
+        "toolgate_knowledge_injections_total",
+        "Decisions that carried knowledge to the agent.",
+        s.injections,
+    );
+    counter(
+        "toolgate_knowledge_held_total",
+        "Calls held until knowledge was acknowledged.",
+        s.held,
+    );
+    out.push_str(&format!(
+        "# HELP toolgate_knowledge_acks_total Acknowledgements of held knowledge, by how.\n\
+         # TYPE toolgate_knowledge_acks_total counter\n\
+         toolgate_knowledge_acks_total{{how=\"retry\"}} {}\n\
+         toolgate_knowledge_acks_total{{how=\"explicit\"}} {}\n",
+        s.acked_by_retry, s.acked_explicitly
+    ));
+    let mut counter = |name: &str, help: &str, v: u64| {
+        out.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n"
+        ));
+    };
+    counter(
+        "toolgate_knowledge_cache_hits_total",
+        "Memory searches answered from the cache.",
+        s.cache_hits,
+    );
+    counter(
+        "toolgate_knowledge_cache_misses_total",
+        "Memory searches that went to the store.",
+        s.cache_misses,
+    );
+    counter(
+        "toolgate_knowledge_source_errors_total",
+        "Lookups in which a knowledge source failed.",
+        s.source_errors,
+    );
+    out.push_str(
+        "# HELP toolgate_knowledge_lookup_seconds Time to find the knowledge for a call.\n\
+         # TYPE toolgate_knowledge_lookup_seconds histogram\n",
+    );
+    let mut cumulative = 0;
+    for (i, n) in s.lookup_us_buckets.iter().enumerate() {
+        cumulative += n;
+        let le = toolgate_store::LOOKUP_BUCKETS_US
+            .get(i)
+            .map_or("+Inf".to_string(), |us| format!("{}", *us as f64 / 1e6));
+        out.push_str(&format!(
+            "toolgate_knowledge_lookup_seconds_bucket{{le=\"{le}\"}} {cumulative}\n"
+        ));
+    }
+    out.push_str(&format!(
+        "toolgate_knowledge_lookup_seconds_sum {}\ntoolgate_knowledge_lookup_seconds_count {}\n",
+        s.lookup_us_mean * s.interceptions as f64 / 1e6,
+        s.interceptions
+    ));
+    out
+}

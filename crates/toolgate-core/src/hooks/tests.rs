@@ -164,6 +164,32 @@ fn every_runtime_stops_blocks_escalations_and_failures() {
     );
 }
 
+/// A call held until knowledge is acknowledged.
+pub(crate) fn held() -> Decision {
+    let mut d = Decision::new(
+        Verdict::Block,
+        RiskClass::R1,
+        10,
+        Layer::Knowledge,
+        "knowledge must be acknowledged before this call runs: SOP fleet",
+    );
+    d.block_reason = Some(Decision::ack_line("ab12", &d.reason));
+    d.context = Some("## SOP fleet\n### preflight\nrun uptime first".into());
+    d
+}
+
+#[test]
+fn held_calls_stop_and_carry_the_knowledge_in_the_reason() {
+    for r in Runtime::ALL {
+        let reply = r.reply(&held());
+        assert!(stops(r, &reply), "{r} held");
+        let text = reply.to_string();
+        assert!(text.contains("run uptime first"), "{r}: {text}");
+        assert!(text.contains("TOOLGATE_ACK|ab12|"), "{r}: {text}");
+        assert!(!text.contains("No approval can unlock"), "{r}: {text}");
+    }
+}
+
 #[test]
 fn missing_field_errors_say_which_event_to_register() {
     let err = Runtime::Gemini

@@ -59,6 +59,17 @@ pub(crate) fn allowed(d: &Decision) -> String {
 /// the block only ended a wait and its approval is still pending (the
 /// decision then carries it), which an operator may still grant.
 pub(crate) fn blocked(d: &Decision) -> String {
+    if d.needs_ack() {
+        // Held for knowledge: the agent must read it, so it is in the reason
+        // itself (some runtimes show a denied call's reason and nothing else).
+        let knowledge = context(d).unwrap_or("");
+        let text = format!(
+            "{}\n\n{knowledge}\nThis is not a refusal: read the above, then retry exactly the \
+             same call to acknowledge it.",
+            headline(d, "held by toolgate until knowledge is acknowledged")
+        );
+        return with_protocol(text, d);
+    }
     let next = match d.approval.as_ref().filter(|a| !a.id.trim().is_empty()) {
         Some(a) => {
             let n = a.min_approvals.max(1);

@@ -5,7 +5,7 @@
 use super::context::{CallContext, ContextConfig};
 use super::memory::Category;
 use crate::model::RiskClass;
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 use std::fmt;
 use std::time::Duration;
 
@@ -234,8 +234,12 @@ impl KnowledgeSettings {
         let set = if rules.is_empty() {
             None
         } else {
+            // A lazy DFA cache big enough for hundreds of patterns: the
+            // default makes it give up and fall back to a slower engine.
             Some(
-                RegexSet::new(rules.iter().map(|r| wrap(&r.pattern)))
+                RegexSetBuilder::new(rules.iter().map(|r| wrap(&r.pattern)))
+                    .dfa_size_limit(32 << 20)
+                    .build()
                     .map_err(|e| (0, e.to_string()))?,
             )
         };

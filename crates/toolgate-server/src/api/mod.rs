@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod canary;
 pub mod check;
 pub mod hooks;
+pub mod knowledge;
 pub mod read;
 
 use crate::error::ApiError;

@@ -69,7 +69,40 @@ pub async fn state(
         "totals": {"allow": allow, "block": block, "escalate": escalate},
         "series": app.stats.series(),
         "integrations": app.canaries.view(now),
+        "knowledge": knowledge_state(&app, now),
     })))
+}
+
+/// The knowledge layer's settings, health and counters: `degraded` while
+/// a source failed in the last minute.
+fn knowledge_state(app: &App, now: i64) -> Value {
+    let gate = app.gate.load();
+    let kb = gate.knowledge();
+    let s = kb.settings();
+    let snap = kb.stats().snapshot();
+    let recent_error = snap
+        .last_error
+        .as_ref()
+        .is_some_and(|(at, _)| now.saturating_sub(*at) < 60_000);
+    json!({
+        "enforcement": s.enforcement.as_str(),
+        "status": if !s.enabled() { "disabled" } else if recent_error { "degraded" } else { "ok" },
+        "fail_open": s.fail_open,
+        "show_credentials": s.show_credentials,
+        "cooldown_s": s.cooldown.as_secs(),
+        "sop_dirs": kb.sop_dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+        "rules": s.rules().len(),
+        "thresholds": {
+            "critical": s.thresholds.critical,
+            "routine": s.thresholds.routine,
+            "experimental": s.thresholds.experimental,
+        },
+        "last_error": snap.last_error.as_ref().map(|(at, what)| json!({
+            "at": rfc3339_ms(*at),
+            "error": what,
+        })),
+        "stats": snap,
+    })
 }
 
 /// `GET /v1/audit/verify` (operator): walks the whole chain.
@@ -112,6 +145,9 @@ pub async fn metrics(
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
     app.tokens.authorize(&headers, None, Role::Operator)?;
-    let text = crate::metrics::render();
+    let mut text = crate::metrics::render();
+    text.push_str(&crate::metrics::knowledge(
+        &app.gate.load().knowledge().stats().snapshot(),
+    ));
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
 }

@@ -68,6 +68,7 @@ export function resolveSettings(pluginConfig, env = process.env) {
         token,
         timeoutMs: int("timeoutMs", 100, 14000) ?? DEFAULT_TIMEOUT_MS,
         approveTool: bool("approveTool", true),
+        ackTool: bool("ackTool", true),
         protocol: bool("protocol", true),
         nativeApproval: bool("nativeApproval", false),
     };

@@ -20,6 +20,8 @@ export interface Settings {
   waitSeconds?: number;
   /** Register the `toolgate_approve` relay tool. */
   approveTool: boolean;
+  /** Register the `toolgate_ack` knowledge-acknowledgement tool. */
+  ackTool: boolean;
   /** Put the daemon's protocol text into the system prompt. */
   protocol: boolean;
   /** Ask for escalations with OpenClaw's own approval prompt. */
@@ -89,6 +91,7 @@ export function resolveSettings(
     token,
     timeoutMs: int("timeoutMs", 100, 14000) ?? DEFAULT_TIMEOUT_MS,
     approveTool: bool("approveTool", true),
+    ackTool: bool("ackTool", true),
     protocol: bool("protocol", true),
     nativeApproval: bool("nativeApproval", false),
   };

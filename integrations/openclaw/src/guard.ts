@@ -10,6 +10,9 @@
  * - A `tool_call` (Tool Search bridge) is judged as the call it wraps, and
  *   sent to the daemon under the inner tool's name so its record shows the
  *   real tool.
+ * - The relay and acknowledgement tools (`toolgate_approve`, `toolgate_ack`)
+ *   are never sent to /v1/check by the gate: the daemon takes such a check
+ *   as the relay or acknowledgement itself.
  */
 
 import {
@@ -40,6 +43,10 @@ import { processWide } from "./shared.js";
 export const APPROVE_TOOL = "toolgate_approve";
 /** Every name the daemon takes as a relayed approval (`RELAY_TOOLS` in toolgate-store). */
 const RELAY_TOOLS = [APPROVE_TOOL, "ga_approve"];
+/** The acknowledgement tool's name; the daemon treats a check of this tool as acknowledged knowledge. */
+export const ACK_TOOL = "toolgate_ack";
+/** Every name the daemon takes as an acknowledgement (`ACK_TOOLS` in toolgate-store). */
+const ACK_TOOLS = [ACK_TOOL];
 /** Calls remembered between before and after (a bound: runs can be long). */
 const MAX_TRACKED = 4096;
 
@@ -120,6 +127,16 @@ export class Guard {
           (target.tool === APPROVE_TOOL ? "relayed approvals are switched off here (approveTool: false)" : `use ${APPROVE_TOOL}`),
       );
     }
+    // Likewise the acknowledgement tool: it asks the daemon itself when it
+    // runs; a check here would already be the acknowledgement (twice, or for
+    // a call that never runs).
+    if (ACK_TOOLS.includes(target.tool)) {
+      if (this.deps.settings.ackTool) return { params: original };
+      return block(
+        `toolgate: blocked: ${target.tool} would acknowledge knowledge in toolgate; acknowledging by tool is switched off here (ackTool: false). ` +
+          "Retry exactly the same call to acknowledge what toolgate showed you.",
+      );
+    }
 
     // The call Tool Search's bridge makes for a `tool_call` toolgate already
     // allowed, with exactly the params judged: asking again would record the
@@ -151,7 +168,7 @@ export class Guard {
       case "allow":
         return this.allow(decision, target, original, runId, callId);
       case "block":
-        return block(blockText(decision));
+        return block(blockText(decision, this.deps.settings.ackTool));
       case "escalate":
         return this.escalate(decision, target, original, call, runId, callId);
     }
@@ -320,12 +337,30 @@ function block(reason: string): BeforeToolCallResult {
   return { block: true, blockReason: reason };
 }
 
-/** The block reason the model reads: the sentence, then the protocol line. */
-export function blockText(d: Decision): string {
+/**
+ * The block reason the model reads: the sentence, the protocol line, the
+ * context; for knowledge to acknowledge (`TOOLGATE_ACK|<id>|…`), how to.
+ */
+export function blockText(d: Decision, ackTool: boolean): string {
   const lines = [`toolgate: ${d.reason}`];
   if (d.block_reason) lines.push(d.block_reason);
   if (d.context) lines.push(d.context);
+  const id = ackIdOf(d.block_reason);
+  if (id !== undefined) {
+    lines.push(
+      ackTool
+        ? `To acknowledge this knowledge once you have read it: retry exactly the same call, or call ${ACK_TOOL} with {"id": "${id}"} and then retry exactly the same call.`
+        : `To acknowledge this knowledge once you have read it: retry exactly the same call (${ACK_TOOL} is switched off here).`,
+    );
+  }
   return lines.join("\n");
+}
+
+/** The id of a `TOOLGATE_ACK|<id>|<reason>` line, or undefined. */
+function ackIdOf(blockReason: string | undefined): string | undefined {
+  if (!blockReason?.startsWith("TOOLGATE_ACK|")) return undefined;
+  const id = blockReason.split("|")[1]?.trim();
+  return id ? id : undefined;
 }
 
 /** The block reason of an escalation: what to do to get it approved. */

@@ -10,17 +10,19 @@
  * - `after_tool_call`: the params that ran must be the params judged.
  * - `before_prompt_build` → toolgate's rules text in the system prompt.
  * - `toolgate_approve`: relays a user's approval to the daemon.
+ * - `toolgate_ack`: acknowledges knowledge the daemon showed (TOOLGATE_ACK).
  * - a canary tells the daemon (and the log) when the hook stays silent.
  *
  * Load it with `plugins.load.paths: ["<this dir>"]` and
  * `plugins.entries.toolgate: {enabled: true, hooks: {allowConversationAccess: true}, config: {…}}`.
  */
 
+import { ackTool } from "./ack.js";
 import { approveTool } from "./approve.js";
 import { Canary } from "./canary.js";
 import { resolveSettings, type Settings } from "./config.js";
 import { Daemon } from "./daemon.js";
-import { APPROVE_TOOL, Guard } from "./guard.js";
+import { ACK_TOOL, APPROVE_TOOL, Guard } from "./guard.js";
 import type { AgentContext, PluginApi, PromptBuildResult } from "./openclaw.js";
 import { TOOLGATE_PRIORITY } from "./runner.js";
 
@@ -109,6 +111,9 @@ const plugin = {
 
     if (settings.approveTool) {
       api.registerTool((ctx) => approveTool(daemon, ctx), { name: APPROVE_TOOL });
+    }
+    if (settings.ackTool) {
+      api.registerTool((ctx) => ackTool(daemon, ctx), { name: ACK_TOOL });
     }
 
     // Discovery and metadata loads register nothing live: no canary for them.

@@ -11,7 +11,7 @@ test("defaults", () => {
   assert.equal(s.url, "http://127.0.0.1:7878");
   assert.equal(s.timeoutMs, 8000);
   assert.equal(s.waitSeconds, undefined);
-  assert.deepEqual([s.approveTool, s.protocol, s.nativeApproval], [true, true, false]);
+  assert.deepEqual([s.approveTool, s.ackTool, s.protocol, s.nativeApproval], [true, true, true, false]);
   assert.deepEqual(s.token, { file: "/home/u/.local/state/toolgate/agent.token", source: "toolgate's data dir" });
 });
 
@@ -30,6 +30,7 @@ test("the config wins over the environment", () => {
   assert.equal(s.timeoutMs, 2000);
   assert.equal(s.waitSeconds, 30);
   assert.equal(s.nativeApproval, true);
+  assert.equal(resolveSettings({ ackTool: false }, {}).ackTool, false);
 });
 
 test("settings that cannot work are refused with the fix", () => {
@@ -37,6 +38,7 @@ test("settings that cannot work are refused with the fix", () => {
   assert.throws(() => resolveSettings({ timeoutMs: 20000 }, {}), /timeoutMs must be an integer in 100..14000/);
   assert.throws(() => resolveSettings({ wait: 0 }, {}), /wait must be an integer in 1..600/);
   assert.throws(() => resolveSettings({ protocol: "no" }, {}), /protocol must be true or false/);
+  assert.throws(() => resolveSettings({ ackTool: "yes" }, {}), /ackTool must be true or false/);
   assert.throws(() => resolveSettings({ token: 42 }, {}), /token must be a string/);
 });
 

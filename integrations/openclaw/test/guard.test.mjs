@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Daemon } from "../dist/daemon.js";
-import { Guard } from "../dist/guard.js";
+import { blockText, Guard } from "../dist/guard.js";
 import { decision, fakeDaemon, memoryLogger, settingsFor } from "./helpers.mjs";
 
 /** A guard on a fake daemon; the canary only records. */
@@ -247,4 +247,64 @@ test("other relay names are never sent to the daemon (a check of one is a relaye
     assert.match(out.blockReason, /would relay an approval/);
   }
   assert.equal(daemon.checks().length, 0);
+});
+
+test("the acknowledgement tool itself is not checked (the check would be the acknowledgement)", async (t) => {
+  const { daemon, guard } = await setup(() => ({ body: decision("block") }));
+  t.after(daemon.close);
+  const id = "c".repeat(32);
+  const direct = await guard.beforeToolCall({ toolName: "toolgate_ack", params: { id }, toolCallId: "k1" }, ctx);
+  assert.deepEqual(direct, { params: { id } });
+  const outer = { toolName: "tool_call", params: { id: "toolgate_ack", args: { id } }, toolCallId: "k2" };
+  const bridged = await guard.beforeToolCall(outer, ctx);
+  assert.deepEqual(bridged, { params: outer.params });
+  const inner = await guard.beforeToolCall({ toolName: "toolgate_ack", params: { id }, toolCallId: "tool_search_code:k2:toolgate_ack:1" }, ctx);
+  assert.deepEqual(inner, { params: { id } });
+  assert.equal(daemon.checks().length, 0);
+});
+
+test("with ackTool off, toolgate_ack is blocked and never sent to the daemon", async (t) => {
+  const { daemon, guard } = await setup(() => ({ body: decision("allow") }), { ackTool: false });
+  t.after(daemon.close);
+  for (const event of [
+    { toolName: "toolgate_ack", params: { id: "c".repeat(32) }, toolCallId: "y1" },
+    { toolName: "tool_call", params: { id: "toolgate_ack", args: { id: "c".repeat(32) } }, toolCallId: "y2" },
+    { toolName: "tool_call", params: { toolId: "openclaw:plugin:toolgate_ack", args: { id: "c".repeat(32) } }, toolCallId: "y3" },
+  ]) {
+    const out = await guard.beforeToolCall(event, ctx);
+    assert.equal(out.block, true, JSON.stringify(event));
+    assert.match(out.blockReason, /toolgate_ack would acknowledge knowledge/);
+    assert.match(out.blockReason, /ackTool: false/);
+    assert.match(out.blockReason, /Retry exactly the same call/);
+  }
+  assert.equal(daemon.checks().length, 0);
+});
+
+test("knowledge to acknowledge: the block shows it and how to acknowledge it", async (t) => {
+  const id = "0123456789abcdef0123456789abcdef";
+  const held = decision("block", {
+    layer: "knowledge",
+    reason: "knowledge must be acknowledged before this call runs: SOP deploy",
+    block_reason: `TOOLGATE_ACK|${id}|knowledge must be acknowledged before this call runs: SOP deploy`,
+    context: "## SOP deploy\nAlways tag the release first.",
+  });
+  const { daemon, guard } = await setup(() => ({ body: held }));
+  t.after(daemon.close);
+  const out = await guard.beforeToolCall(exec("./deploy.sh"), ctx);
+  assert.equal(out.block, true);
+  const lines = out.blockReason.split("\n");
+  assert.equal(lines[0], "toolgate: knowledge must be acknowledged before this call runs: SOP deploy");
+  assert.equal(lines[1], held.block_reason);
+  assert.ok(out.blockReason.includes("## SOP deploy\nAlways tag the release first."));
+  assert.equal(
+    lines.at(-1),
+    `To acknowledge this knowledge once you have read it: retry exactly the same call, or call toolgate_ack with {"id": "${id}"} and then retry exactly the same call.`,
+  );
+
+  const off = blockText(held, false).split("\n").at(-1);
+  assert.match(off, /retry exactly the same call/);
+  assert.match(off, /toolgate_ack is switched off here/);
+  assert.doesNotMatch(off, /\{"id"/);
+  // Other blocks get no such line.
+  assert.equal(blockText(decision("block"), true), "toolgate: blocked: no\nTOOLGATE_BLOCK|blocked: no");
 });

@@ -52,6 +52,7 @@ export function settingsFor(url, extra = {}) {
     token: { value: "agent-token-for-tests", source: "test" },
     timeoutMs: 1000,
     approveTool: true,
+    ackTool: true,
     protocol: true,
     nativeApproval: false,
     ...extra,

@@ -33,13 +33,13 @@ test("the manifest, package.json and entry agree", async () => {
   assert.equal(manifest.id, plugin.id);
   assert.equal(pkg.type, "module");
   assert.deepEqual(pkg.openclaw.extensions, ["./dist/index.js"]);
-  assert.deepEqual(manifest.contracts.tools, ["toolgate_approve"]);
+  assert.deepEqual(manifest.contracts.tools, ["toolgate_approve", "toolgate_ack"]);
   assert.equal(manifest.activation.onStartup, true);
-  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ["approveTool", "nativeApproval", "protocol", "timeoutMs", "token", "tokenFile", "url", "wait"]);
+  assert.deepEqual(Object.keys(manifest.configSchema.properties).sort(), ["ackTool", "approveTool", "nativeApproval", "protocol", "timeoutMs", "token", "tokenFile", "url", "wait"]);
   assert.deepEqual(Object.keys(pkg.dependencies ?? {}), [], "no runtime dependencies");
 });
 
-test("register: toolgate runs last, checks after, builds the prompt, offers the relay tool", async (t) => {
+test("register: toolgate runs last, checks after, builds the prompt, offers the relay and acknowledgement tools", async (t) => {
   const daemon = await fakeDaemon((r) => (r.path === "/v1/protocol" ? { body: "toolgate checks every tool call before it runs.\n" } : r.path === "/v1/canary" ? { body: { ok: true } } : { body: decision("allow") }));
   t.after(daemon.close);
   const f = fakeApi({ url: daemon.url, token: "agent-token-for-tests" });
@@ -60,7 +60,7 @@ test("register: toolgate runs last, checks after, builds the prompt, offers the 
   assert.deepEqual(out, { params: { command: "ls" } });
   assert.equal(daemon.checks()[0].body.cwd, "/ws/r1");
 
-  assert.equal(f.tools.length, 1);
+  assert.equal(f.tools.length, 2);
   assert.deepEqual(f.tools[0].options, { name: "toolgate_approve" });
   const tool = f.tools[0].tool({ sessionKey: "agent:main:main", agentId: "main" });
   assert.equal(tool.name, "toolgate_approve");
@@ -68,6 +68,14 @@ test("register: toolgate runs last, checks after, builds the prompt, offers the 
   const res = await tool.execute("t1", { id: " abc ", reason: "user said yes" });
   assert.equal(res.content[0].text, "toolgate: allowed: fine");
   assert.deepEqual(daemon.checks().at(-1).body, { tool: "toolgate_approve", params: { id: "abc", reason: "user said yes" }, session: "agent:main:main", agent: "main" });
+
+  assert.deepEqual(f.tools[1].options, { name: "toolgate_ack" });
+  const ack = f.tools[1].tool({ sessionKey: "agent:main:main", agentId: "main" });
+  assert.equal(ack.name, "toolgate_ack");
+  assert.deepEqual(ack.parameters.required, ["id"]);
+  const acked = await ack.execute("t2", { id: "abc" });
+  assert.equal(acked.content[0].text, "toolgate: allowed: fine");
+  assert.deepEqual(daemon.checks().at(-1).body, { tool: "toolgate_ack", params: { id: "abc" }, session: "agent:main:main", agent: "main" });
 });
 
 test("register with wait: the handler's timeout covers the wait", () => {
@@ -76,11 +84,15 @@ test("register with wait: the handler's timeout covers the wait", () => {
   assert.equal(f.hook("before_tool_call").options.timeoutMs, 67_000);
 });
 
-test("options switch the prompt hook and the relay tool off", () => {
-  const f = fakeApi({ url: "http://127.0.0.1:9", token: "x".repeat(20), protocol: false, approveTool: false });
+test("options switch the prompt hook and the relay and acknowledgement tools off", () => {
+  const f = fakeApi({ url: "http://127.0.0.1:9", token: "x".repeat(20), protocol: false, approveTool: false, ackTool: false });
   plugin.register(f.api);
   assert.equal(f.hook("before_prompt_build"), undefined);
   assert.equal(f.tools.length, 0);
+
+  const onlyAck = fakeApi({ url: "http://127.0.0.1:9", token: "x".repeat(20), approveTool: false });
+  plugin.register(onlyAck.api);
+  assert.deepEqual(onlyAck.tools.map((t) => t.options.name), ["toolgate_ack"]);
 });
 
 test("no protocol text: the prompt goes on without it", async () => {
@@ -91,7 +103,7 @@ test("no protocol text: the prompt goes on without it", async () => {
 });
 
 test("a misconfigured plugin blocks every call instead of leaving the agent unguarded", async () => {
-  for (const config of [{ url: "ftp://x" }, { url: "not a url" }, { timeoutMs: 99_999 }, { approveTool: "yes" }]) {
+  for (const config of [{ url: "ftp://x" }, { url: "not a url" }, { timeoutMs: 99_999 }, { approveTool: "yes" }, { ackTool: 1 }]) {
     const f = fakeApi(config);
     plugin.register(f.api);
     const before = f.hook("before_tool_call");

@@ -8,7 +8,7 @@
 mod files;
 mod stats;
 
-pub use stats::{KnowledgeSnapshot, KnowledgeStats};
+pub use stats::{KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US};
 
 use crate::memory::Shown;
 use crate::operator::Ack;

@@ -248,10 +248,9 @@ impl Decision {
     /// protocol line is `TOOLGATE_ACK|<id>|…`).
     pub fn needs_ack(&self) -> bool {
         self.decision == Verdict::Block
-            && self
-                .block_reason
-                .as_deref()
-                .is_some_and(|l| l.starts_with(ACK_PREFIX) && l[ACK_PREFIX.len()..].starts_with('|'))
+            && self.block_reason.as_deref().is_some_and(|l| {
+                l.starts_with(ACK_PREFIX) && l[ACK_PREFIX.len()..].starts_with('|')
+            })
     }
 
     /// The `TOOLGATE_ACK|<id>|reason` line for knowledge shown under `id`.

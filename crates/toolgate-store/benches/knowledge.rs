@@ -15,8 +15,7 @@ use toolgate_core::model::{RiskClass, ToolCall};
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
 use toolgate_store::{
-    Gate, KnowledgeBase, KnowledgeStats, SqliteStore, SyncMode, SystemClock,
-    import_memories,
+    Gate, KnowledgeBase, KnowledgeStats, SqliteStore, SyncMode, SystemClock, import_memories,
 };
 
 const MEMORIES: usize = 10_000;
@@ -53,7 +52,8 @@ fn report(name: &str, mut us: Vec<u64>) {
 }
 
 fn main() {
-    let root = std::env::temp_dir().join(format!("toolgate-bench-knowledge-{}", std::process::id()));
+    let root =
+        std::env::temp_dir().join(format!("toolgate-bench-knowledge-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let sops = root.join("sop");
     std::fs::create_dir_all(&sops).expect("sop dir");
@@ -69,7 +69,10 @@ fn main() {
     .collect();
 
     // 500 rules, each naming an SOP file with all three sections.
-    let mut policy = format!("[knowledge]\nenforcement = \"strict\"\nsop_dirs = [{:?}]\n", sops.display().to_string());
+    let mut policy = format!(
+        "[knowledge]\nenforcement = \"strict\"\nsop_dirs = [{:?}]\n",
+        sops.display().to_string()
+    );
     for (i, svc) in services.iter().enumerate() {
         policy.push_str(&format!(
             "[[knowledge.rule]]\npattern = '\\b{svc}\\b|:{}\\b'\nsop = \"sop{i}\"\n",
@@ -87,7 +90,10 @@ fn main() {
     }
     let t = Instant::now();
     let policy = Policy::from_toml_str(&policy, "bench.toml").expect("policy");
-    println!("policy with {RULES} knowledge rules parsed and compiled in {:?}", t.elapsed());
+    println!(
+        "policy with {RULES} knowledge rules parsed and compiled in {:?}",
+        t.elapsed()
+    );
 
     let store = Arc::new(SqliteStore::open(&root.join("state"), SyncMode::Normal).expect("store"));
     let clock = SystemClock;
@@ -114,7 +120,12 @@ fn main() {
 
     let env = Env::new("/home/dev", "/home/dev/proj");
     let engine = Arc::new(Engine::new(policy));
-    let gate = Gate::new(engine.clone(), store.clone(), Arc::new(SystemClock), env.clone());
+    let gate = Gate::new(
+        engine.clone(),
+        store.clone(),
+        Arc::new(SystemClock),
+        env.clone(),
+    );
     let fresh = || {
         KnowledgeBase::new(
             engine.policy().knowledge().clone(),
@@ -184,7 +195,10 @@ fn main() {
 
     // Repeated calls: everything from cache.
     let repeat: Vec<u64> = (0..5000)
-        .map(|i| kb.lookup(&*store, &calls[i % 50], &env, RiskClass::R1).elapsed_us)
+        .map(|i| {
+            kb.lookup(&*store, &calls[i % 50], &env, RiskClass::R1)
+                .elapsed_us
+        })
         .collect();
     report("lookup, repeated calls (all cached)", repeat);
     let s = kb.stats().snapshot();

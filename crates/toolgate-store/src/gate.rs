@@ -198,8 +198,12 @@ impl Gate {
         let binding = binding_hash(&call, &env);
         let shown = shown_call(&call);
         let knowledge = assessment.as_ref().and_then(|a| {
-            let wanted = self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
-            wanted.then(|| self.knowledge.lookup(&*self.store, &call, &env, a.decision.risk))
+            let wanted =
+                self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
+            wanted.then(|| {
+                self.knowledge
+                    .lookup(&*self.store, &call, &env, a.decision.risk)
+            })
         });
         Judged {
             call,
@@ -419,9 +423,8 @@ impl Gate {
                 data: json!({"errors": what, "fail_open": settings.fail_open}),
             });
             if !settings.fail_open {
-                let why = format!(
-                    "a knowledge source failed and [knowledge] fail_open is false: {what}"
-                );
+                let why =
+                    format!("a knowledge source failed and [knowledge] fail_open is false: {what}");
                 events.push(verdict(Verdict::Block, &why));
                 return Ok(Step::Hold(Decision::new(
                     Verdict::Block,
@@ -516,7 +519,13 @@ impl Gate {
                     id: id.clone(),
                     cooldown: humanize_ms(cooldown_ms),
                 };
-                let mut d = Decision::new(Verdict::Block, base.risk, base.score, Layer::Knowledge, &why);
+                let mut d = Decision::new(
+                    Verdict::Block,
+                    base.risk,
+                    base.score,
+                    Layer::Knowledge,
+                    &why,
+                );
                 d.block_reason = Some(Decision::ack_line(&id, &d.reason));
                 d.context = Some(render(found, agent, Some(&hint)));
                 Ok(Step::Hold(d))
@@ -559,13 +568,17 @@ impl Gate {
             Some(_) => {
                 return Ok(answer(
                     Verdict::Block,
-                    format!("knowledge {id} was shown too long ago — retry the call to see it again"),
+                    format!(
+                        "knowledge {id} was shown too long ago — retry the call to see it again"
+                    ),
                 ));
             }
             None => {
                 return Ok(answer(
                     Verdict::Block,
-                    format!("no knowledge was shown under id {id} — copy it from the TOOLGATE_ACK line"),
+                    format!(
+                        "no knowledge was shown under id {id} — copy it from the TOOLGATE_ACK line"
+                    ),
                 ));
             }
         };

@@ -93,7 +93,13 @@ fn audit_text(store: &SqliteStore) -> String {
 
 fn ack_id(d: &toolgate_core::model::Decision) -> String {
     assert!(d.needs_ack(), "{d:?}");
-    d.block_reason.as_deref().unwrap().split('|').nth(1).unwrap().to_string()
+    d.block_reason
+        .as_deref()
+        .unwrap()
+        .split('|')
+        .nth(1)
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -108,7 +114,10 @@ fn strict_holds_until_a_retry_acknowledges_then_the_cooldown_lapses() {
     let ctx = d.context.clone().unwrap();
     assert!(ctx.contains("run `uptime` on the host first"), "{ctx}");
     assert!(!ctx.contains("old stuff"), "only the three sections: {ctx}");
-    assert!(!ctx.contains(SECRET), "credentials withheld by default: {ctx}");
+    assert!(
+        !ctx.contains(SECRET),
+        "credentials withheld by default: {ctx}"
+    );
     assert!(ctx.contains(&format!("toolgate knowledge ack {id}")));
 
     // The same call again: acknowledged by retrying, allowed, knowledge attached.
@@ -120,7 +129,10 @@ fn strict_holds_until_a_retry_acknowledges_then_the_cooldown_lapses() {
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     assert_eq!(d.context, None, "acknowledged knowledge is not repeated");
     // Another session has not acknowledged it.
-    let d = w.gate.check(&in_session(exec("ssh web2 df -h"), "other")).unwrap();
+    let d = w
+        .gate
+        .check(&in_session(exec("ssh web2 df -h"), "other"))
+        .unwrap();
     assert!(d.needs_ack(), "{d:?}");
     // After the cooldown (5 min) it holds again.
     w.clock.advance(5 * 60 * 1000 + 1);
@@ -151,7 +163,10 @@ fn explicit_acknowledgement_by_id_and_by_tool() {
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
 
     // The tool: only the session the knowledge was shown to.
-    let d = w.gate.check(&in_session(exec("ssh web1 uptime"), "s2")).unwrap();
+    let d = w
+        .gate
+        .check(&in_session(exec("ssh web1 uptime"), "s2"))
+        .unwrap();
     let id = ack_id(&d);
     let tool = |session: &str| {
         in_session(
@@ -163,7 +178,10 @@ fn explicit_acknowledgement_by_id_and_by_tool() {
     assert_eq!(d.decision, Verdict::Block, "{d:?}");
     let d = w.gate.check(&tool("s2")).unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
-    let d = w.gate.check(&in_session(exec("ssh web7 ls"), "s2")).unwrap();
+    let d = w
+        .gate
+        .check(&in_session(exec("ssh web7 ls"), "s2"))
+        .unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     assert_eq!(w.gate.knowledge().stats().snapshot().acked_explicitly, 2);
 }
@@ -188,15 +206,34 @@ fn advisory_and_disabled() {
 #[test]
 fn category_enforces_only_blocking_categories() {
     let w = world("enforcement = \"category\"\nblock_categories = [\"security\"]");
-    memory(&w, "the grafana host runs out of disk", &[Category::Technical], 0.9);
-    let d = w.gate.check(&exec("curl http://grafana.internal/api")).unwrap();
+    memory(
+        &w,
+        "the grafana host runs out of disk",
+        &[Category::Technical],
+        0.9,
+    );
+    let d = w
+        .gate
+        .check(&exec("curl http://grafana.internal/api"))
+        .unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     assert!(d.context.unwrap().contains("runs out of disk"));
-    memory(&w, "never expose grafana publicly", &[Category::Security], 0.95);
-    let d = w.gate.check(&exec("curl http://grafana.internal/api")).unwrap();
+    memory(
+        &w,
+        "never expose grafana publicly",
+        &[Category::Security],
+        0.95,
+    );
+    let d = w
+        .gate
+        .check(&exec("curl http://grafana.internal/api"))
+        .unwrap();
     assert!(d.needs_ack(), "{d:?}");
     let ctx = d.context.unwrap();
-    assert!(ctx.contains("never expose") && ctx.contains("confidence 0.95"), "{ctx}");
+    assert!(
+        ctx.contains("never expose") && ctx.contains("confidence 0.95"),
+        "{ctx}"
+    );
 }
 
 #[test]
@@ -266,7 +303,11 @@ fn an_edited_sop_asks_again_and_escalations_follow_acknowledgement() {
     let call = exec("ssh web1 uptime");
     assert!(w.gate.check(&call).unwrap().needs_ack());
     assert_eq!(w.gate.check(&call).unwrap().decision, Verdict::Allow);
-    std::fs::write(w.sops.join("fleet.ai.sop"), "## Gotchas\nweb1 reboots at 3am\n").unwrap();
+    std::fs::write(
+        w.sops.join("fleet.ai.sop"),
+        "## Gotchas\nweb1 reboots at 3am\n",
+    )
+    .unwrap();
     let d = w.gate.check(&call).unwrap();
     assert!(d.needs_ack(), "edited SOP: {d:?}");
     assert!(d.context.unwrap().contains("reboots at 3am"));

@@ -186,8 +186,25 @@ fn add_analysis(ctx: &mut CallContext, a: &ShellAnalysis, env: &Env) {
 
 /// Programs whose operands are (mostly) host names.
 const NET_PROGRAMS: &[&str] = &[
-    "ping", "ping6", "ssh", "scp", "sftp", "rsync", "mosh", "telnet", "nc", "ncat", "netcat",
-    "dig", "nslookup", "host", "traceroute", "tracepath", "mtr", "ssh-copy-id", "ssh-keyscan",
+    "ping",
+    "ping6",
+    "ssh",
+    "scp",
+    "sftp",
+    "rsync",
+    "mosh",
+    "telnet",
+    "nc",
+    "ncat",
+    "netcat",
+    "dig",
+    "nslookup",
+    "host",
+    "traceroute",
+    "tracepath",
+    "mtr",
+    "ssh-copy-id",
+    "ssh-keyscan",
 ];
 
 /// A bare word that could be a host: letters, digits, dots and dashes,
@@ -201,9 +218,12 @@ fn looks_like_host(w: &str) -> bool {
     !w.is_empty()
         && w.len() <= 253
         && !w.starts_with(['.', '-'])
-        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
         && w.chars().any(|c| c.is_ascii_alphabetic())
-        && !FILE_ENDINGS.iter().any(|e| w.to_ascii_lowercase().ends_with(e))
+        && !FILE_ENDINGS
+            .iter()
+            .any(|e| w.to_ascii_lowercase().ends_with(e))
 }
 
 /// One word: a URL, `user@host[:path]`, an IP address, or a path.
@@ -317,7 +337,10 @@ mod tests {
         for h in ["web1", "backup01", "db1.lan", "gw"] {
             assert!(c.hosts.contains(h), "{h}: {c:?}");
         }
-        assert!(!c.hosts.contains("notes.txt") && !c.hosts.contains("k.pem"), "{c:?}");
+        assert!(
+            !c.hosts.contains("notes.txt") && !c.hosts.contains("k.pem"),
+            "{c:?}"
+        );
     }
 
     #[test]

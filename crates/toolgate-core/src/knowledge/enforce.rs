@@ -77,7 +77,11 @@ pub enum Outcome {
 /// The outcome for `found` under `settings`, where `acked` says whether a
 /// key was acknowledged recently (in the call's scope). Acknowledged
 /// knowledge neither holds the call nor is shown again within the cooldown.
-pub fn outcome(settings: &KnowledgeSettings, found: &Found, acked: &dyn Fn(&str) -> bool) -> Outcome {
+pub fn outcome(
+    settings: &KnowledgeSettings,
+    found: &Found,
+    acked: &dyn Fn(&str) -> bool,
+) -> Outcome {
     if !settings.enabled() || found.is_empty() {
         return Outcome::Nothing;
     }
@@ -254,8 +258,14 @@ mod tests {
             panic!()
         };
         assert_eq!(keys.len(), 3);
-        assert_eq!(outcome(&with(Enforcement::Advisory), &f, &none), Outcome::Advise);
-        assert_eq!(outcome(&with(Enforcement::Disabled), &f, &none), Outcome::Nothing);
+        assert_eq!(
+            outcome(&with(Enforcement::Advisory), &f, &none),
+            Outcome::Advise
+        );
+        assert_eq!(
+            outcome(&with(Enforcement::Disabled), &f, &none),
+            Outcome::Nothing
+        );
         // Category: the SOP (process) holds; technical and credentials memories do not.
         let Outcome::Require(keys) = outcome(&with(Enforcement::Category), &f, &none) else {
             panic!()
@@ -303,7 +313,10 @@ mod tests {
             },
             Some(&hint),
         );
-        assert!(!agent.contains("s3cr3t") && !agent.contains("hunter2"), "{agent}");
+        assert!(
+            !agent.contains("s3cr3t") && !agent.contains("hunter2"),
+            "{agent}"
+        );
         assert!(agent.contains("check uptime") && agent.contains("confidence 0.90"));
         assert!(agent.contains("toolgate knowledge ack abc"));
         let open = render(

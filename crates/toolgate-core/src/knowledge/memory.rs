@@ -225,6 +225,9 @@ mod tests {
         assert!(bad(r#"{"text":"x","confidence":0.5,"categories":["misc"]}"#).contains("unknown"));
         assert!(bad(r#"{"text":"x","confidence":0.5,"colour":1}"#).contains("unknown field"));
         let none: MemoryInput = serde_json::from_str(r#"{"text":"x","confidence":0}"#).unwrap();
-        assert_eq!(none.validate(0).unwrap().categories, vec![Category::General]);
+        assert_eq!(
+            none.validate(0).unwrap().categories,
+            vec![Category::General]
+        );
     }
 }

@@ -365,7 +365,11 @@ pub fn memory_terms(ctx: &CallContext) -> Vec<String> {
         .iter()
         .filter(|p| !PLAIN_PROGRAMS.contains(&p.as_str()))
         .for_each(|s| push(s));
-    if let Some(server) = ctx.tool.strip_prefix("mcp__").and_then(|r| r.split("__").next()) {
+    if let Some(server) = ctx
+        .tool
+        .strip_prefix("mcp__")
+        .and_then(|r| r.split("__").next())
+    {
         push(server);
     }
     for p in &ctx.paths {
@@ -415,12 +419,21 @@ mod tests {
             rule("^/etc/", "etc", &["write"]),
         ])
         .unwrap();
-        let c = ctx(json!({"tool":"exec","params":{"command":"curl http://10.0.0.163:8188/prompt"}, "cwd": "/tmp"}));
+        let c = ctx(
+            json!({"tool":"exec","params":{"command":"curl http://10.0.0.163:8188/prompt"}, "cwd": "/tmp"}),
+        );
         assert_eq!(names(&s, &c), ["comfyui", "fleet"]);
-        let c = ctx(json!({"tool":"Bash","params":{"command":"docker compose up -d"}, "cwd": "/tmp"}));
+        let c =
+            ctx(json!({"tool":"Bash","params":{"command":"docker compose up -d"}, "cwd": "/tmp"}));
         assert_eq!(names(&s, &c), ["docker-deploy", "docker"]);
-        let c = ctx(json!({"tool":"Write","params":{"file_path":"/etc/hosts","content":"docker"}, "cwd": "/tmp"}));
-        assert_eq!(names(&s, &c), ["etc"], "tool filter: docker rule is exec only");
+        let c = ctx(
+            json!({"tool":"Write","params":{"file_path":"/etc/hosts","content":"docker"}, "cwd": "/tmp"}),
+        );
+        assert_eq!(
+            names(&s, &c),
+            ["etc"],
+            "tool filter: docker rule is exec only"
+        );
         let c = ctx(json!({"tool":"exec","params":{"command":"ls"}, "cwd": "/tmp"}));
         assert!(names(&s, &c).is_empty());
         let c = ctx(json!({"tool":"exec","params":{"command":"FLUX=1 make"}, "cwd": "/tmp"}));
@@ -465,9 +478,12 @@ mod tests {
             assert!(t.contains(&want.to_string()), "{want} in {t:?}");
         }
         assert!(!t.contains(&"cd".to_string()) && !t.contains(&"echo".to_string()));
-        let c = ctx(json!({"tool":"exec","params":{"command":"curl https://grafana.example.com/x"}}));
+        let c =
+            ctx(json!({"tool":"exec","params":{"command":"curl https://grafana.example.com/x"}}));
         let t = memory_terms(&c);
-        assert!(t.contains(&"grafana.example.com".to_string()) && t.contains(&"grafana".to_string()));
+        assert!(
+            t.contains(&"grafana.example.com".to_string()) && t.contains(&"grafana".to_string())
+        );
         let c = ctx(json!({"tool":"mcp__github__create_issue","params":{}}));
         assert!(memory_terms(&c).contains(&"github".to_string()));
     }

@@ -19,9 +19,8 @@ pub(super) fn parse_knowledge(
 ) -> Result<KnowledgeSettings, PolicyError> {
     let mut out = KnowledgeSettings::default();
     let Some(k) = raw else { return Ok(out) };
-    let at = |offset: usize, msg: String| {
-        PolicyError::at(origin, src, offset, ErrorKind::Value, msg)
-    };
+    let at =
+        |offset: usize, msg: String| PolicyError::at(origin, src, offset, ErrorKind::Value, msg);
     if let Some(e) = &k.enforcement {
         out.enforcement = Enforcement::parse(e.get_ref()).ok_or_else(|| {
             at(
@@ -57,8 +56,8 @@ pub(super) fn parse_knowledge(
         out.memory_categories = categories(list, "memory_categories")?;
     }
     if let Some(c) = &k.cooldown {
-        let d = parse_duration(c.get_ref())
-            .map_err(|m| at(c.span().start, format!("cooldown {m}")))?;
+        let d =
+            parse_duration(c.get_ref()).map_err(|m| at(c.span().start, format!("cooldown {m}")))?;
         if d > Duration::from_secs(24 * 3600) {
             return Err(at(
                 c.span().start,
@@ -112,7 +111,10 @@ pub(super) fn parse_knowledge(
             .ok_or_else(|| {
                 at(
                     n.span().start,
-                    format!("max_memories = {} is out of range — use 0 to 100", n.get_ref()),
+                    format!(
+                        "max_memories = {} is out of range — use 0 to 100",
+                        n.get_ref()
+                    ),
                 )
             })?;
     }
@@ -215,7 +217,10 @@ pub(super) fn parse_knowledge(
     out.set_rules(rules).map_err(|(i, e)| {
         at(
             starts[i],
-            format!("pattern is not a valid regex: {}", e.lines().last().unwrap_or(&e)),
+            format!(
+                "pattern is not a valid regex: {}",
+                e.lines().last().unwrap_or(&e)
+            ),
         )
     })?;
     Ok(out)
@@ -254,7 +259,10 @@ tools = ["exec"]
         .unwrap();
         let k = p.knowledge();
         assert_eq!(k.enforcement, Enforcement::Category);
-        assert_eq!(k.block_categories, vec![Category::Security, Category::Gotchas]);
+        assert_eq!(
+            k.block_categories,
+            vec![Category::Security, Category::Gotchas]
+        );
         assert_eq!(k.cooldown.as_secs(), 120);
         assert!(!k.fail_open && k.show_credentials);
         assert_eq!(k.sop_dirs, vec!["/srv/sop", "~/sop"]);
@@ -263,7 +271,11 @@ tools = ["exec"]
         assert_eq!(k.rules()[0].location, (16, 11));
         assert!(k.context.services.iter().any(|(n, _)| n == "comfyui"));
         assert_eq!(
-            k.context.services.iter().filter(|(n, _)| n == "docker").count(),
+            k.context
+                .services
+                .iter()
+                .filter(|(n, _)| n == "docker")
+                .count(),
             1
         );
         let d = Policy::default();

@@ -42,8 +42,8 @@ mod schema;
 mod tests;
 mod url;
 
-pub use approvals::{ApprovalRule, ApprovalSettings};
 use crate::knowledge::settings::KnowledgeSettings;
+pub use approvals::{ApprovalRule, ApprovalSettings};
 pub use error::{ErrorKind, PolicyError, RuleError};
 pub use rule::Rule;
 

@@ -174,7 +174,10 @@ mod tests {
         assert_eq!(s.unwrap().unwrap().sections[0].text, "one");
         assert!(cache.get(&p).1, "unchanged: served from cache");
         std::fs::write(&p, "## Preflight\ntwo, longer\n").unwrap();
-        assert_eq!(cache.get(&p).0.unwrap().unwrap().sections[0].text, "two, longer");
+        assert_eq!(
+            cache.get(&p).0.unwrap().unwrap().sections[0].text,
+            "two, longer"
+        );
         std::fs::write(&p, vec![0xff, 0xfe]).unwrap();
         assert!(cache.get(&p).0.unwrap_err().contains("not UTF-8"));
         std::fs::remove_file(&p).unwrap();

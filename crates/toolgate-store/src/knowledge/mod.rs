@@ -212,7 +212,12 @@ impl KnowledgeBase {
             .into_iter()
             .flatten()
             .map(|r| PathBuf::from(env.resolve(r)));
-        let present = self.sop_dirs.iter().cloned().chain(roots).any(|d| d.is_dir());
+        let present = self
+            .sop_dirs
+            .iter()
+            .cloned()
+            .chain(roots)
+            .any(|d| d.is_dir());
         *slot = Some((Instant::now(), present));
         present
     }
@@ -272,7 +277,12 @@ impl KnowledgeBase {
 /// Where an acknowledgement of `call`'s knowledge applies: its session,
 /// else its agent, else everything that names neither.
 pub fn ack_scope(call: &ToolCall) -> String {
-    let nonempty = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let nonempty = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
     if let Some(s) = nonempty(&call.session) {
         format!("session:{s}")
     } else if let Some(a) = nonempty(&call.agent) {
@@ -358,9 +368,7 @@ pub enum AckError {
     )]
     Unknown(String),
     /// It was shown too long ago.
-    #[error(
-        "knowledge {0} was shown too long ago to acknowledge — retry the call to see it again"
-    )]
+    #[error("knowledge {0} was shown too long ago to acknowledge — retry the call to see it again")]
     Expired(String),
     /// The store failed.
     #[error(transparent)]

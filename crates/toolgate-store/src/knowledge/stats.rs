@@ -85,12 +85,20 @@ impl KnowledgeStats {
     }
 
     pub(crate) fn search(&self, hit: bool) {
-        let c = if hit { &self.search_hits } else { &self.search_misses };
+        let c = if hit {
+            &self.search_hits
+        } else {
+            &self.search_misses
+        };
         c.fetch_add(1, Relaxed);
     }
 
     pub(crate) fn sop_read(&self, cached: bool) {
-        let c = if cached { &self.sop_hits } else { &self.sop_reads };
+        let c = if cached {
+            &self.sop_hits
+        } else {
+            &self.sop_reads
+        };
         c.fetch_add(1, Relaxed);
     }
 
@@ -106,7 +114,11 @@ impl KnowledgeStats {
 
     /// Counts an acknowledgement (`retry` or explicit).
     pub fn acked(&self, by_retry: bool) {
-        let c = if by_retry { &self.acked_retry } else { &self.acked_explicit };
+        let c = if by_retry {
+            &self.acked_retry
+        } else {
+            &self.acked_explicit
+        };
         c.fetch_add(1, Relaxed);
     }
 
@@ -116,7 +128,8 @@ impl KnowledgeStats {
         if closed {
             self.failed_closed.fetch_add(1, Relaxed);
         }
-        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some((now_ms, what.to_string()));
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((now_ms, what.to_string()));
     }
 
     /// The counters now.
@@ -131,7 +144,11 @@ impl KnowledgeStats {
             held,
             acked_by_retry: self.acked_retry.load(Relaxed),
             acked_explicitly: self.acked_explicit.load(Relaxed),
-            ack_rate: if held == 0 { 0.0 } else { (acked as f64 / held as f64).min(1.0) },
+            ack_rate: if held == 0 {
+                0.0
+            } else {
+                (acked as f64 / held as f64).min(1.0)
+            },
             cache_hits: self.search_hits.load(Relaxed),
             cache_misses: self.search_misses.load(Relaxed),
             sop_cache_hits: self.sop_hits.load(Relaxed),
@@ -144,7 +161,11 @@ impl KnowledgeStats {
                 self.lookup_us.load(Relaxed) as f64 / lookups as f64
             },
             lookup_us_buckets: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
-            last_error: self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            last_error: self
+                .last_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         }
     }
 }

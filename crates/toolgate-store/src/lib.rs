@@ -15,6 +15,7 @@ mod clock;
 mod error;
 mod escalation;
 mod gate;
+mod knowledge;
 mod memory;
 mod operator;
 mod sqlite;
@@ -22,7 +23,11 @@ mod sqlite;
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
-pub use gate::{Gate, Judged, RELAY_TOOLS};
+pub use gate::{ACK_TOOLS, Gate, Judged, RELAY_TOOLS};
+pub use knowledge::{
+    AckError, KnowledgeBase, KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US, Lookup,
+    ack_scope, acknowledge_shown,
+};
 pub use memory::{Shown, add_memory, import_memories, remove_memory};
 pub use operator::{
     Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
@@ -88,7 +93,10 @@ pub trait Store: Send + Sync {
     /// of `q.categories` (empty = any), best bm25 match first, at most
     /// `q.limit`. Empty terms (or terms without a letter or digit) give an
     /// empty result. A term is always literal text, never query syntax.
-    /// Reads the last committed state without taking the write lock.
+    /// When more than 64 memories (or `q.limit`, if more) match, bm25 ranks
+    /// the ones whose matched terms are rarest (see `sqlite::memory`).
+    /// Reads the last committed state without taking the write lock; costs
+    /// one index read per term plus the ranked rows, not the table.
     fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError>;
 
     /// Memories holding every whitespace-separated word of `text` (each word

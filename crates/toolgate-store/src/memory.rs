@@ -36,10 +36,11 @@ pub struct Shown {
 }
 
 /// Adds a memory (its `id` is ignored: a new one is assigned; categories
-/// are sorted, `general` when none; a zero `created_ms` is set to now) and records it in the audit log, in one
-/// transaction. Returns the memory as stored, with its id. The caller
-/// validates it first (`MemoryInput::validate`); a confidence outside
-/// 0..=1 or an empty text is refused by the database.
+/// are sorted, `general` when none; a zero `created_ms` is set to now) and
+/// records it in the audit log, in one transaction. Returns the memory as
+/// stored, with its id. The caller validates it first
+/// (`MemoryInput::validate`); a confidence outside 0..=1 or an empty text
+/// is refused by the database.
 pub fn add_memory(
     store: &dyn Store,
     clock: &dyn Clock,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolgate_core::input::{parse_json, tool_call};
 use toolgate_core::knowledge::enforce::{Audience, Outcome, outcome, render};
 use toolgate_core::knowledge::sop::sop_name;
-use toolgate_store::{AckError, Gate, Store, SystemClock};
+use toolgate_store::{AckError, Gate, SystemClock};
 
 /// `toolgate knowledge` subcommands.
 #[derive(Debug, Subcommand)]
@@ -55,7 +55,10 @@ pub fn run(cmd: KnowledgeCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("toolgate knowledge: {}", format!("{e:#}").replace('\n', " "));
+            eprintln!(
+                "toolgate knowledge: {}",
+                format!("{e:#}").replace('\n', " ")
+            );
             let refused = e
                 .downcast_ref::<AckError>()
                 .is_some_and(|a| !matches!(a, AckError::Store(_)));
@@ -67,7 +70,12 @@ pub fn run(cmd: KnowledgeCommand, data: &DataDirArgs) -> ExitCode {
 fn gate(policy: Option<&std::path::Path>, data: &DataDirArgs) -> Result<Gate> {
     let engine = load_engine(policy)?;
     let store = data.open()?;
-    Ok(Gate::new(Arc::new(engine), store, Arc::new(SystemClock), base_env()))
+    Ok(Gate::new(
+        Arc::new(engine),
+        store,
+        Arc::new(SystemClock),
+        base_env(),
+    ))
 }
 
 fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
@@ -162,7 +170,10 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
                         let mut v: Vec<String> = rd
                             .filter_map(Result::ok)
                             .filter_map(|e| {
-                                e.file_name().to_str().and_then(sop_name).map(str::to_string)
+                                e.file_name()
+                                    .to_str()
+                                    .and_then(sop_name)
+                                    .map(str::to_string)
                             })
                             .collect();
                         v.sort();
@@ -173,7 +184,12 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
                         continue;
                     }
                 };
-                println!("SOP dir {}: {} SOP(s) {}", d.display(), names.len(), names.join(" "));
+                println!(
+                    "SOP dir {}: {} SOP(s) {}",
+                    d.display(),
+                    names.len(),
+                    names.join(" ")
+                );
             }
             println!("rules: {}", s.rules().len());
             for r in s.rules().iter().take(20) {

@@ -8,7 +8,9 @@ mod check;
 mod decider;
 mod hook_cmd;
 mod install_cmd;
+mod knowledge_cmd;
 mod mcp_proxy;
+mod memory_cmd;
 mod policy_cmd;
 mod serve_cmd;
 mod state;
@@ -48,6 +50,18 @@ enum Command {
         #[command(subcommand)]
         command: audit_cmd::AuditCommand,
     },
+    /// Acknowledge knowledge shown to an agent, see what applies to a call,
+    /// check the knowledge layer's set-up.
+    Knowledge {
+        #[command(subcommand)]
+        command: knowledge_cmd::KnowledgeCommand,
+    },
+    /// Add, import, export, search, list and remove memories: the lessons
+    /// shown to agents before risky calls.
+    Memory {
+        #[command(subcommand)]
+        command: memory_cmd::MemoryCommand,
+    },
     /// Validate and test policy files.
     Policy {
         #[command(subcommand)]
@@ -65,6 +79,8 @@ fn main() -> ExitCode {
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
+        Command::Knowledge { command } => knowledge_cmd::run(command, &cli.data),
+        Command::Memory { command } => memory_cmd::run(command, &cli.data),
         Command::Policy { command } => policy_cmd::run(command),
     }
 }

@@ -46,6 +46,8 @@ pub struct Lookup {
 const MAX_CACHED_SEARCHES: usize = 4096;
 
 type SearchKey = (Vec<String>, u64, usize);
+/// Cached memory searches, valid for one memory revision.
+type SearchCache = (u64, HashMap<SearchKey, Arc<Vec<Memory>>>);
 
 /// Finds knowledge for calls under one `[knowledge]` configuration.
 /// Cheap to share; every method may be called from many threads.
@@ -53,7 +55,7 @@ pub struct KnowledgeBase {
     settings: Arc<KnowledgeSettings>,
     sop_dirs: Vec<PathBuf>,
     files: SopFiles,
-    searches: Mutex<(u64, HashMap<SearchKey, Arc<Vec<Memory>>>)>,
+    searches: Mutex<SearchCache>,
     stats: Arc<KnowledgeStats>,
     /// Whether any SOP directory or project root exists, and when that
     /// was last checked.

@@ -1,6 +1,6 @@
 //! Memories and knowledge-shown records in SQLite: rows to values and back,
-//! and turning words into FTS5 queries that cannot be misread as query
-//! syntax.
+//! turning words into FTS5 queries that cannot be misread as query syntax,
+//! and ranking.
 //!
 //! The full-text index (`memories_fts`, FTS5 with the `unicode61`
 //! tokenizer, diacritics removed) splits text into runs of letters and
@@ -8,9 +8,14 @@
 //! term is searched as a quoted FTS5 string, which FTS5 reads as a phrase
 //! of its tokens in order: `10.0.0.163` matches "host 10.0.0.163 is flaky"
 //! and not "10.0.0.16"; `pg_dump` matches "pg_dump" (and "pg dump").
+//!
+//! Ranking is bm25 (k1 = 1.2, b = 0.75, FTS5's formula). For the decision
+//! path ([`search_any`]) it is computed here rather than by FTS5's `bm25()`,
+//! which costs a second pass over every phrase and about half a microsecond
+//! for every matching row; see [`search_any`].
 
 use crate::memory::Shown;
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
 
 /// The columns every memory query selects, in the order [`memory_from_row`]
@@ -95,11 +100,38 @@ pub(super) fn fts_string(term: &str) -> Option<String> {
     Some(s)
 }
 
-/// An FTS5 query matching text that holds any of `terms` (each a phrase);
-/// `None` when no term can match anything.
-pub(super) fn any_of(terms: &[String]) -> Option<String> {
-    let parts: Vec<String> = terms.iter().filter_map(|t| fts_string(t)).collect();
-    (!parts.is_empty()).then(|| parts.join(" OR "))
+/// One search term: its FTS5 string and its tokens (lowercased, for
+/// counting how often it occurs in a memory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Phrase {
+    /// The quoted FTS5 string.
+    pub(super) fts: String,
+    /// Its letter-and-digit runs, lowercased.
+    pub(super) tokens: Vec<String>,
+}
+
+/// The phrases of `terms`, without repeats, dropping terms that can match
+/// nothing.
+pub(super) fn phrases(terms: &[String]) -> Vec<Phrase> {
+    let mut out: Vec<Phrase> = Vec::with_capacity(terms.len());
+    for t in terms {
+        let Some(fts) = fts_string(t) else { continue };
+        if out.iter().any(|p| p.fts == fts) {
+            continue;
+        }
+        let lower = t.to_lowercase();
+        let tokens = words(&lower).map(str::to_string).collect();
+        out.push(Phrase { fts, tokens });
+    }
+    out
+}
+
+/// The runs of letters and digits in `text`: close to what the `unicode61`
+/// tokenizer sees (it also folds diacritics, which only makes a count here
+/// low, never a match missed: matching is FTS5's).
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 /// An FTS5 query matching text that holds every whitespace-separated word
@@ -114,48 +146,307 @@ pub(super) fn sql_limit(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(-1)
 }
 
-/// Runs a memory search on `conn`: `fts` is the FTS5 query. Categories are
-/// filtered in SQL, one `instr` test per wanted category, so there are at
-/// most seven statement shapes for the statement cache.
-pub(super) fn search(
+/// A search ranks at least this many memories by bm25 (more when its limit
+/// is higher): all of them when no more match (the usual case), else the
+/// ones matching the rarest terms (see [`search_any`]).
+pub(super) const RANKED: usize = 64;
+
+/// bm25's term-frequency saturation (FTS5's value).
+const K1: f64 = 1.2;
+/// bm25's length normalization (FTS5's value).
+const B: f64 = 0.75;
+
+/// The confidence floor and categories of a query, ready to bind.
+struct Filter {
+    min: f64,
+    /// ` name ` for each wanted category (sorted, unique); empty for any.
+    padded: Vec<String>,
+}
+
+impl Filter {
+    fn new(q: &MemoryQuery) -> Filter {
+        let mut wanted = q.categories.clone();
+        wanted.sort();
+        wanted.dedup();
+        Filter {
+            // NaN would bind as NULL and match nothing; below 0 is everything.
+            min: if q.min_confidence.is_nan() {
+                0.0
+            } else {
+                q.min_confidence
+            },
+            padded: wanted.iter().map(|c| format!(" {c} ")).collect(),
+        }
+    }
+
+    /// SQL testing `m.confidence` against parameter `?{first}` and the
+    /// categories against the parameters after it: one `instr` test per
+    /// wanted category, so there are at most seven shapes of statement.
+    fn sql(&self, first: usize) -> String {
+        let mut sql = format!("m.confidence >= ?{first}");
+        if !self.padded.is_empty() {
+            let tests: Vec<String> = (0..self.padded.len())
+                .map(|i| format!("instr(' ' || m.categories || ' ', ?{}) > 0", first + 1 + i))
+                .collect();
+            sql.push_str(&format!(" AND ({})", tests.join(" OR ")));
+        }
+        sql
+    }
+
+    fn args<'a>(&'a self, args: &mut Vec<&'a dyn rusqlite::ToSql>) {
+        args.push(&self.min);
+        for p in &self.padded {
+            args.push(p);
+        }
+    }
+}
+
+/// Memories matching the FTS5 query `fts` and `q`'s filters, ranked by
+/// FTS5's bm25 (best first, newest first among equals), at most `q.limit`.
+/// `q.terms` is not read. Costs a pass over every match.
+pub(super) fn search_ranked(
     conn: &Connection,
     fts: &str,
     q: &MemoryQuery,
 ) -> Result<Vec<Memory>, RowError> {
-    let mut wanted = q.categories.clone();
-    wanted.sort();
-    wanted.dedup();
-    let mut sql = format!(
+    let filter = Filter::new(q);
+    let sql = format!(
         "SELECT {MEMORY_COLUMNS} FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid \
-         WHERE memories_fts MATCH ?1 AND m.confidence >= ?2"
+         WHERE memories_fts MATCH ?1 AND {} \
+         ORDER BY bm25(memories_fts), m.id DESC LIMIT ?2",
+        filter.sql(3)
     );
-    if !wanted.is_empty() {
-        let tests: Vec<String> = (0..wanted.len())
-            .map(|i| format!("instr(' ' || m.categories || ' ', ?{}) > 0", i + 4))
-            .collect();
-        sql.push_str(&format!(" AND ({})", tests.join(" OR ")));
-    }
-    sql.push_str(" ORDER BY bm25(memories_fts), m.id DESC LIMIT ?3");
-    // NaN would bind as NULL and match nothing; below 0 is everything.
-    let min = if q.min_confidence.is_nan() {
-        0.0
-    } else {
-        q.min_confidence
-    };
-    let padded: Vec<String> = wanted.iter().map(|c| format!(" {c} ")).collect();
-    let mut args: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(3 + padded.len());
     let limit = sql_limit(q.limit);
-    args.push(&fts);
-    args.push(&min);
-    args.push(&limit);
-    for p in &padded {
-        args.push(p);
-    }
+    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&fts, &limit];
+    filter.args(&mut args);
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(&args[..])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         out.push(memory_from_row(r)?);
+    }
+    Ok(out)
+}
+
+/// Memories whose text holds any of `phrases` (at least one), filtered
+/// and ranked as `q` says, at most `q.limit`.
+///
+/// One pass reads each phrase's matching rows from the index (cost: the
+/// matches, not the table), which gives each phrase's document frequency
+/// and so its bm25 weight (inverse document frequency). Memories are then
+/// read in order of the summed weight of the phrases they match (rarer
+/// phrases, or more of them, first; newest first among equals), filters
+/// applied in SQL, until [`RANKED`] (or `q.limit`, if more) pass; those
+/// are ranked by bm25 (phrase counts and lengths taken from their text) and
+/// the best `q.limit` returned, newest first among equals. When no more
+/// than that many memories match, that is every match ranked by bm25.
+pub(super) fn search_any(
+    conn: &Connection,
+    phrases: &[Phrase],
+    q: &MemoryQuery,
+) -> Result<Vec<Memory>, RowError> {
+    let mut hits: Vec<Vec<i64>> = Vec::with_capacity(phrases.len());
+    {
+        let mut stmt =
+            conn.prepare_cached("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?1")?;
+        for p in phrases {
+            let mut ids = Vec::new();
+            let mut rows = stmt.query(params![p.fts])?;
+            while let Some(r) = rows.next()? {
+                ids.push(r.get::<_, i64>(0)?);
+            }
+            // Rowid order already; sorted for the binary searches below
+            // whatever FTS5 does.
+            ids.sort_unstable();
+            hits.push(ids);
+        }
+    }
+    if hits.iter().all(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let totals = totals(conn)?;
+    let rows = totals.map_or(0.0, |t| t.0 as f64);
+    // FTS5's weight of a phrase found in `n` of `rows` rows.
+    let idf: Vec<f64> = hits
+        .iter()
+        .map(|ids| {
+            let n = ids.len() as f64;
+            let w = ((rows - n + 0.5) / (n + 0.5)).ln();
+            if w > 0.0 { w } else { 1e-6 }
+        })
+        .collect();
+    let order = by_weight(&hits, &idf);
+    let found = fetch_in_order(conn, &order, q, RANKED.max(q.limit))?;
+    let mut lengths = Vec::with_capacity(found.len());
+    let mut scores = Vec::with_capacity(found.len());
+    for m in &found {
+        let lower = m.text.to_lowercase();
+        let tokens: Vec<&str> = words(&lower).collect();
+        lengths.push(tokens.len());
+        let id = m.id as i64;
+        let mut tf = Vec::with_capacity(phrases.len());
+        for (p, ids) in phrases.iter().zip(&hits) {
+            tf.push(if ids.binary_search(&id).is_ok() {
+                // FTS5 says it is there: at least once, whatever the count
+                // here makes of folded diacritics.
+                occurrences(&tokens, &p.tokens).max(1)
+            } else {
+                0
+            });
+        }
+        scores.push(tf);
+    }
+    let avg = match totals {
+        Some((rows, tokens)) if rows > 0 && tokens > 0 => tokens as f64 / rows as f64,
+        // No totals: the mean of what is being ranked.
+        _ => (lengths.iter().sum::<usize>().max(1) as f64) / (lengths.len().max(1) as f64),
+    };
+    let mut scored: Vec<(f64, Memory)> = found
+        .into_iter()
+        .zip(lengths.iter().zip(&scores))
+        .map(|(m, (len, tf))| {
+            let norm = K1 * (1.0 - B + B * (*len as f64) / avg);
+            let score = tf
+                .iter()
+                .zip(&idf)
+                .filter(|(tf, _)| **tf > 0)
+                .map(|(tf, w)| {
+                    let tf = *tf as f64;
+                    w * tf * (K1 + 1.0) / (tf + norm)
+                })
+                .sum::<f64>();
+            (score, m)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+    Ok(scored.into_iter().take(q.limit).map(|(_, m)| m).collect())
+}
+
+/// Every id in `hits` (one ascending list per phrase), ordered by the sum
+/// of the weights of the phrases it is in, heaviest first, then newest
+/// (highest id) first.
+fn by_weight(hits: &[Vec<i64>], idf: &[f64]) -> Vec<i64> {
+    let mut pairs: Vec<(i64, usize)> = Vec::with_capacity(hits.iter().map(Vec::len).sum());
+    for (i, ids) in hits.iter().enumerate() {
+        pairs.extend(ids.iter().map(|id| (*id, i)));
+    }
+    // Sorted runs, one per phrase: the stable sort merges them.
+    pairs.sort();
+    // Few distinct weights (sums over subsets of the phrases), each added
+    // up in phrase order, so equal subsets give equal bits.
+    let mut groups: std::collections::HashMap<u64, (f64, Vec<i64>)> =
+        std::collections::HashMap::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        let id = pairs[i].0;
+        let mut w = 0.0;
+        while i < pairs.len() && pairs[i].0 == id {
+            w += idf[pairs[i].1];
+            i += 1;
+        }
+        groups
+            .entry(w.to_bits())
+            .or_insert_with(|| (w, Vec::new()))
+            .1
+            .push(id);
+    }
+    let mut groups: Vec<(f64, Vec<i64>)> = groups.into_values().collect();
+    groups.sort_by(|a, b| b.0.total_cmp(&a.0));
+    groups
+        .into_iter()
+        .flat_map(|(_, ids)| ids.into_iter().rev())
+        .collect()
+}
+
+/// How often the token sequence `phrase` occurs in `tokens`.
+fn occurrences(tokens: &[&str], phrase: &[String]) -> usize {
+    let Some(first) = phrase.first() else {
+        return 0;
+    };
+    (0..tokens.len())
+        .filter(|&i| {
+            tokens[i] == first
+                && tokens.len() - i >= phrase.len()
+                && tokens[i..i + phrase.len()]
+                    .iter()
+                    .zip(phrase)
+                    .all(|(a, b)| *a == b)
+        })
+        .count()
+}
+
+/// The index's row count and total token count, from FTS5's averages
+/// record (the ones its bm25 uses); `None` when it cannot be read.
+fn totals(conn: &Connection) -> rusqlite::Result<Option<(u64, u64)>> {
+    let block: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT block FROM memories_fts_data WHERE id = 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    Ok(block.and_then(|b| {
+        let (rows, used) = varint(&b)?;
+        let (tokens, _) = varint(&b[used..])?;
+        Some((rows, tokens))
+    }))
+}
+
+/// An SQLite varint (big-endian, seven bits a byte, the ninth byte whole)
+/// and its length.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for (i, &byte) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((v << 8) | u64::from(byte), 9));
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// How many ids one statement of [`fetch_in_order`] looks up.
+const FETCH_CHUNK: usize = 32;
+
+/// The memories with the ids in `order` that pass `q`'s filters, in that
+/// order, at most `want`.
+fn fetch_in_order(
+    conn: &Connection,
+    order: &[i64],
+    q: &MemoryQuery,
+    want: usize,
+) -> Result<Vec<Memory>, RowError> {
+    let filter = Filter::new(q);
+    let marks: Vec<String> = (1..=FETCH_CHUNK).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id IN ({}) AND {}",
+        marks.join(", "),
+        filter.sql(FETCH_CHUNK + 1)
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut out = Vec::new();
+    let mut found = std::collections::HashMap::new();
+    for chunk in order.chunks(FETCH_CHUNK) {
+        // Unused places hold -1, which no memory has.
+        let mut ids = [-1i64; FETCH_CHUNK];
+        for (slot, id) in ids.iter_mut().zip(chunk) {
+            *slot = *id;
+        }
+        let mut args: Vec<&dyn rusqlite::ToSql> = ids.iter().map(|i| i as _).collect();
+        filter.args(&mut args);
+        let mut rows = stmt.query(&args[..])?;
+        while let Some(r) = rows.next()? {
+            let m = memory_from_row(r)?;
+            found.insert(m.id as i64, m);
+        }
+        for id in chunk {
+            if let Some(m) = found.remove(id) {
+                out.push(m);
+                if out.len() >= want {
+                    return Ok(out);
+                }
+            }
+        }
     }
     Ok(out)
 }
@@ -231,18 +522,30 @@ mod tests {
         assert_eq!(fts_string("--"), None);
         assert_eq!(fts_string(""), None);
         assert_eq!(fts_string("\"*\""), None);
+        let p = phrases(&[
+            "x".into(),
+            "-".into(),
+            "NEAR(".into(),
+            "x".into(),
+            "10.0.0.1".into(),
+        ]);
+        let fts: Vec<&str> = p.iter().map(|p| p.fts.as_str()).collect();
+        assert_eq!(fts, ["\"x\"", "\"NEAR(\"", "\"10.0.0.1\""]);
+        assert_eq!(p[2].tokens, ["10", "0", "0", "1"]);
         assert_eq!(
-            any_of(&["x".into(), "-".into(), "NEAR(".into()]).as_deref(),
-            Some("\"x\" OR \"NEAR(\"")
+            all_words("  \"a\" OR x* ").as_deref(),
+            Some("\"\"\"a\"\"\" AND \"OR\" AND \"x*\"")
         );
-        assert_eq!(all_words("  \"a\" OR x* ").as_deref(), Some("\"\"\"a\"\"\" AND \"OR\" AND \"x*\""));
         assert_eq!(all_words(" -- * "), None);
     }
 
     #[test]
     fn categories_are_stored_sorted_and_unique() {
         use Category::*;
-        assert_eq!(categories_column(&[Gotchas, Process, Gotchas]), "process gotchas");
+        assert_eq!(
+            categories_column(&[Gotchas, Process, Gotchas]),
+            "process gotchas"
+        );
         assert_eq!(categories_column(&[]), "general");
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! Writers take SQLite's write lock up front (`BEGIN IMMEDIATE`), so a
 //! transaction's reads and writes are serialized against every other writer,
-//! in this process or another; readers (audit scans) use their own
-//! connection and never block writers. With [`SyncMode::Full`] (the
+//! in this process or another; readers (audit scans, and memory searches
+//! on connections of their own) never block writers. With [`SyncMode::Full`] (the
 //! default) a commit is on disk when it returns; with [`SyncMode::Normal`] it
 //! survives a killed process but the last commits may be lost on power
 //! failure.
@@ -140,6 +140,9 @@ pub const DB_FILE: &str = "toolgate.db";
 /// recorded in between (a decision is usually two pages).
 pub const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
 
+/// At most this many idle memory reader connections are kept open.
+const MEMORY_READERS: usize = 8;
+
 /// The SQLite store. Cheap to share behind an `Arc`; every method is safe to
 /// call from several threads (writes queue on an internal lock, then on
 /// SQLite's).
@@ -149,10 +152,11 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     /// Opened on first use: most processes (one `check`) never scan.
     reader: Mutex<Option<Connection>>,
-    /// Memory searches and the memories revision, on the decision path:
-    /// their own connection (opened on first use), so they never queue
-    /// behind a long audit scan on `reader`.
-    memory_reader: Mutex<Option<Connection>>,
+    /// Idle connections for memory searches and the memories revision,
+    /// which are on the decision path: their own (opened on first use, one
+    /// per concurrent search, at most [`MEMORY_READERS`] kept), so they
+    /// never queue behind an audit scan on `reader` or behind each other.
+    memory_readers: Mutex<Vec<Connection>>,
     sync: SyncMode,
 }
 
@@ -187,7 +191,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             reader: Mutex::new(None),
-            memory_reader: Mutex::new(None),
+            memory_readers: Mutex::new(Vec::new()),
             sync,
         })
     }
@@ -257,36 +261,7 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&Connection) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.with_connection(&self.reader, f)
-    }
-
-    /// Runs `f` on the memory reader connection, opening it the first time.
-    /// Every statement on it runs in its own snapshot (autocommit), so it
-    /// sees what any process committed before it started.
-    fn with_memory_reader<R>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<R, memory::RowError>,
-    ) -> Result<R, StoreError> {
-        self.with_connection(&self.memory_reader, |conn| {
-            f(conn).map_err(|e| match e {
-                memory::RowError::Sql(source) => StoreError::Sqlite {
-                    location: self.location(),
-                    source,
-                },
-                memory::RowError::Corrupt(detail) => StoreError::Corrupt {
-                    location: self.location(),
-                    detail,
-                },
-            })
-        })
-    }
-
-    fn with_connection<R>(
-        &self,
-        slot: &Mutex<Option<Connection>>,
-        f: impl FnOnce(&Connection) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
-        let mut guard = lock(slot);
+        let mut guard = lock(&self.reader);
         if guard.is_none() {
             let conn = Connection::open(&self.path).map_err(self.err())?;
             configure(&conn, self.sync).map_err(self.err())?;
@@ -296,6 +271,40 @@ impl SqliteStore {
             Some(conn) => f(conn),
             None => unreachable!("opened above"),
         }
+    }
+
+    /// Runs `f` on an idle memory reader connection, opening one when none
+    /// is idle. Every statement on it runs in its own snapshot
+    /// (autocommit), so it sees what any process committed before it
+    /// started.
+    fn with_memory_reader<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, memory::RowError>,
+    ) -> Result<R, StoreError> {
+        let idle = lock(&self.memory_readers).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = Connection::open(&self.path).map_err(self.err())?;
+                configure(&conn, self.sync).map_err(self.err())?;
+                conn
+            }
+        };
+        let result = f(&conn).map_err(|e| match e {
+            memory::RowError::Sql(source) => StoreError::Sqlite {
+                location: self.location(),
+                source,
+            },
+            memory::RowError::Corrupt(detail) => StoreError::Corrupt {
+                location: self.location(),
+                detail,
+            },
+        });
+        let mut idle = lock(&self.memory_readers);
+        if idle.len() < MEMORY_READERS {
+            idle.push(conn);
+        }
+        result
     }
 }
 
@@ -388,7 +397,7 @@ impl Drop for SqliteStore {
         // A reader holding a snapshot would keep the checkpoint from
         // finishing.
         drop(lock(&self.reader).take());
-        drop(lock(&self.memory_reader).take());
+        lock(&self.memory_readers).clear();
         let conn = lock(&self.writer);
         if !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
@@ -494,13 +503,11 @@ impl Store for SqliteStore {
     }
 
     fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError> {
-        let Some(fts) = memory::any_of(&q.terms) else {
-            return Ok(Vec::new());
-        };
-        if q.limit == 0 {
+        let phrases = memory::phrases(&q.terms);
+        if phrases.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        self.with_memory_reader(|conn| memory::search(conn, &fts, q))
+        self.with_memory_reader(|conn| memory::search_any(conn, &phrases, q))
     }
 
     fn search_memories_text(&self, text: &str, limit: usize) -> Result<Vec<Memory>, StoreError> {
@@ -516,7 +523,7 @@ impl Store for SqliteStore {
             categories: Vec::new(),
             limit,
         };
-        self.with_memory_reader(|conn| memory::search(conn, &fts, &q))
+        self.with_memory_reader(|conn| memory::search_ranked(conn, &fts, &q))
     }
 
     fn memories_rev(&self) -> Result<u64, StoreError> {

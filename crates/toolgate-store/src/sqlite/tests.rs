@@ -2,6 +2,7 @@
 //! upgrades in place with its audit chain intact.
 
 use super::*;
+use crate::Store;
 use crate::{Clock, ManualClock, add_memory, random_hex, verify};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 
@@ -28,15 +29,15 @@ impl Drop for TempDir {
 fn bundled_sqlite_has_fts5() {
     let conn = Connection::open_in_memory().unwrap();
     let on: i64 = conn
-        .query_row(
-            "SELECT sqlite_compileoption_used('ENABLE_FTS5')",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(on, 1);
-    conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'unicode61 remove_diacritics 2')")
-        .unwrap();
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'unicode61 remove_diacritics 2')",
+    )
+    .unwrap();
 }
 
 #[test]
@@ -103,4 +104,101 @@ fn version_1_database_upgrades_and_keeps_its_chain() {
     drop(store);
     let store = SqliteStore::open_file(&path, SyncMode::Normal).unwrap();
     assert_eq!(verify(&store).unwrap().entries, 4);
+}
+
+/// The decision path's own bm25 puts memories in the order FTS5's `bm25()`
+/// does (on text without diacritics, where the tokenizers agree), when it
+/// ranks every match (here: no limit).
+#[test]
+fn own_bm25_orders_like_fts5() {
+    let dir = TempDir::new("bm25");
+    let store = SqliteStore::open(&dir.0, SyncMode::Normal).unwrap();
+    let clock = ManualClock::new(1_800_000_000_000);
+    let vocab = [
+        "kubectl", "drain", "prod", "billing", "db", "pg_dump", "10.0.0.7", "replica", "the", "a",
+        "is", "never", "before", "after", "host", "deploy", "Helm", "chart", "x-ray",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut items = Vec::new();
+    for _ in 0..400 {
+        let n = 1 + next() % 30;
+        let words: Vec<String> = (0..n)
+            .map(|_| {
+                let r = next();
+                if r % 6 == 0 {
+                    vocab[(r / 6 % vocab.len() as u64) as usize].to_string()
+                } else {
+                    format!("w{}", r % 300)
+                }
+            })
+            .collect();
+        items.push(Memory {
+            id: 0,
+            text: words.join(" "),
+            categories: vec![Category::ALL[(next() % 6) as usize]],
+            confidence: (next() % 101) as f64 / 100.0,
+            source: None,
+            created_ms: 0,
+        });
+    }
+    crate::import_memories(&store, &clock, items, "t").unwrap();
+    let conn = Connection::open(store.path()).unwrap();
+    let fts_score = |id: u64, fts: &str| -> f64 {
+        conn.query_row(
+            "SELECT bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?1 AND rowid = ?2",
+            params![fts, id as i64],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let queries: [&[&str]; 6] = [
+        &["kubectl"],
+        &["pg_dump", "replica"],
+        &["10.0.0.7", "drain", "helm chart"],
+        &["x-ray", "never", "before after"],
+        &["db", "prod", "billing", "host", "deploy"],
+        &["kubectl drain", "db replica", "chart x", "prod"],
+    ];
+    for terms in queries {
+        for (min, cats) in [
+            (0.0, vec![]),
+            (0.5, vec![]),
+            (0.2, vec![Category::Process, Category::Gotchas]),
+        ] {
+            let q = MemoryQuery {
+                terms: terms.iter().map(|t| t.to_string()).collect(),
+                min_confidence: min,
+                categories: cats,
+                limit: usize::MAX,
+            };
+            let phrases = memory::phrases(&q.terms);
+            let fts = phrases
+                .iter()
+                .map(|p| p.fts.clone())
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let ours = store.search_memories(&q).unwrap();
+            let theirs = store
+                .with_memory_reader(|conn| memory::search_ranked(conn, &fts, &q))
+                .unwrap();
+            let mut a: Vec<u64> = ours.iter().map(|m| m.id).collect();
+            let mut b: Vec<u64> = theirs.iter().map(|m| m.id).collect();
+            // Same order, except where FTS5 scores two rows the same (to
+            // rounding): compare the FTS5 scores along our order.
+            let scores: Vec<f64> = a.iter().map(|id| fts_score(*id, &fts)).collect();
+            for w in scores.windows(2) {
+                assert!(w[0] <= w[1] + 1e-9, "{terms:?}: {scores:?}");
+            }
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{terms:?}");
+            assert!(!a.is_empty(), "{terms:?}");
+        }
+    }
 }

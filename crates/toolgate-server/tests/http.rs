@@ -951,3 +951,76 @@ async fn canaries_show_in_state_and_bad_reports_are_refused() {
         "{i}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
+    let sops = temp_dir();
+    std::fs::write(
+        sops.join("fleet.ai.sop"),
+        "## Preflight\ncheck uptime first\n## Credentials\npw Hunter2-xyz\n",
+    )
+    .unwrap();
+    let policy = format!(
+        "[knowledge]\nsop_dirs = [{:?}]\n[[knowledge.rule]]\npattern = 'ssh'\nsop = \"fleet\"\n",
+        sops.display().to_string()
+    );
+    let d = start(&policy).await;
+    let call = |cmd: &str| {
+        json!({"tool": "exec", "params": {"command": cmd}, "session": "s1"}).to_string()
+    };
+    let (s, v) = d
+        .post("/v1/check", Some(AGENT), call("ssh web1 uptime"))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["decision"], "block", "{v}");
+    assert_eq!(v["layer"], "knowledge", "{v}");
+    let line = v["block_reason"].as_str().unwrap();
+    assert!(line.starts_with("TOOLGATE_ACK|"), "{line}");
+    let id = line.split('|').nth(1).unwrap().to_string();
+    let ctx = v["context"].as_str().unwrap();
+    assert!(
+        ctx.contains("check uptime first") && !ctx.contains("Hunter2"),
+        "{ctx}"
+    );
+
+    let ack = |id: &str| json!({"id": id}).to_string();
+    let (s, _) = d.post("/v1/knowledge/ack", None, ack(&id)).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), "{}").await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), ack("00ff")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), ack(&id)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["scope"], "session:s1", "{v}");
+    assert_eq!(v["acknowledged"].as_array().unwrap().len(), 1, "{v}");
+
+    // Another call the SOP covers, same session: runs.
+    let (_, v) = d
+        .post("/v1/check", Some(AGENT), call("ssh web2 df -h"))
+        .await;
+    assert_eq!(v["decision"], "allow", "{v}");
+
+    let (_, v) = d.get("/v1/state", Some(OPERATOR)).await;
+    let k = &v["knowledge"];
+    assert_eq!(k["enforcement"], "strict", "{k}");
+    assert_eq!(k["status"], "ok", "{k}");
+    assert_eq!(k["stats"]["held"], 1, "{k}");
+    assert_eq!(k["stats"]["acked_explicitly"], 1, "{k}");
+    assert_eq!(k["stats"]["interceptions"], 2, "{k}");
+    let m = d
+        .http
+        .get(format!("{}/metrics", d.url))
+        .bearer_auth(OPERATOR)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(m.status(), StatusCode::OK);
+    let text = m.text().await.unwrap();
+    assert!(text.contains("toolgate_knowledge_held_total 1"), "{text}");
+    assert!(text.contains("toolgate_knowledge_acks_total{how=\"explicit\"} 1"));
+    assert!(text.contains("toolgate_knowledge_lookup_seconds_count 2"));
+    let (_, v) = d.get("/v1/decisions", Some(OPERATOR)).await;
+    assert!(!v.to_string().contains("Hunter2"));
+    let _ = std::fs::remove_dir_all(&sops);
+}

@@ -398,3 +398,94 @@ fn a_big_import_is_one_transaction() {
     let log = d.ok(&["audit", "export"]);
     assert_eq!(log.lines().count(), 1, "one audit entry for the import");
 }
+
+/// `toolgate knowledge` end to end: a check held for knowledge, `ack` by id
+/// (a bad id is refused), then calls the knowledge covers run; `show` and
+/// `status` explain the set-up without recording.
+#[test]
+fn knowledge_is_held_acknowledged_shown_and_explained() {
+    let d = DataDir::new();
+    let conf = d.0.with_extension("conf");
+    let _ = std::fs::remove_dir_all(&conf);
+    std::fs::create_dir_all(conf.join("sop")).unwrap();
+    std::fs::write(
+        conf.join("sop/fleet.ai.sop"),
+        "# Fleet\n## Preflight\ncheck uptime first\n## Credentials\npw Hunter2-xyz\n",
+    )
+    .unwrap();
+    let policy = conf.join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[knowledge]\nsop_dirs = [{:?}]\n[[knowledge.rule]]\npattern = 'ssh'\nsop = \"fleet\"\n",
+            conf.join("sop").display().to_string()
+        ),
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    d.ok(&[
+        "memory",
+        "add",
+        "web1 drains slowly",
+        "--category",
+        "gotchas",
+        "--confidence",
+        "0.9",
+    ]);
+    let call =
+        |cmd: &str| format!(r#"{{"tool":"exec","params":{{"command":"{cmd}"}},"session":"s1"}}"#);
+    let out = d.run_with(&["check", "--policy", policy], &call("ssh web1 uptime"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["decision"], "block", "{v}");
+    let ctx = v["context"].as_str().unwrap();
+    assert!(
+        ctx.contains("check uptime first") && ctx.contains("web1 drains slowly"),
+        "{ctx}"
+    );
+    assert!(!ctx.contains("Hunter2"), "{ctx}");
+    let id = v["block_reason"]
+        .as_str()
+        .unwrap()
+        .split('|')
+        .nth(1)
+        .unwrap()
+        .to_string();
+
+    let bad = d.run(&["knowledge", "ack", "00ff", "--policy", policy]);
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("no knowledge was shown"),
+        "{}",
+        stderr(&bad)
+    );
+    let done = d.ok(&["knowledge", "ack", &id, "--policy", policy]);
+    assert!(
+        done.contains("acknowledged 2 item(s) for session:s1"),
+        "{done}"
+    );
+
+    let out = d.run_with(&["check", "--policy", policy], &call("ssh web1 df"));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["decision"], "allow", "{v}");
+
+    let shown = d.run_with(
+        &["knowledge", "show", "--policy", policy],
+        &call("ssh web1 ls"),
+    );
+    let text = stdout(&shown);
+    assert!(
+        text.contains("enforcement strict") && text.contains("check uptime first"),
+        "{text}"
+    );
+    let status = d.ok(&["knowledge", "status", "--policy", policy]);
+    assert!(
+        status.contains("1 SOP(s) fleet") && status.contains("memories: 1"),
+        "{status}"
+    );
+    let bad = d.run_with(&["knowledge", "show"], "not json");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a ToolCall"), "{}", stderr(&bad));
+    d.ok(&["audit", "verify"]);
+    let _ = std::fs::remove_dir_all(&conf);
+}

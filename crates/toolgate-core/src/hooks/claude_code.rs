@@ -52,6 +52,8 @@ pub fn reply(decision: &Decision) -> Value {
     let context = match (decision.decision, text::context(decision)) {
         (Verdict::Escalate, Some(c)) => Some(format!("{reason}\n\n{c}")),
         (Verdict::Escalate, None) => Some(reason),
+        // A held call's knowledge is already in the reason.
+        (Verdict::Block, _) if decision.needs_ack() => None,
         (_, c) => c.map(str::to_string),
     };
     if let Some(c) = context {

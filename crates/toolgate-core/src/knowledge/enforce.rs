@@ -150,9 +150,10 @@ pub fn render(found: &Found, audience: Audience, ack: Option<&AckHint>) -> Strin
         for sec in &s.sections {
             out.push_str(&format!("### {}\n", sec.kind));
             if sec.kind == SectionKind::Credentials && !creds_ok {
+                let n = sec.text.lines().count();
                 out.push_str(&format!(
-                    "[credentials section withheld ({} lines): ask a person for access]\n",
-                    sec.text.lines().count()
+                    "[credentials section withheld ({n} line{}): ask a person for access]\n",
+                    if n == 1 { "" } else { "s" }
                 ));
             } else {
                 out.push_str(&sec.text);

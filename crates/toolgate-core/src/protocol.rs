@@ -46,7 +46,7 @@ pub fn protocol_text(policy: &Policy) -> String {
         out.push_str(&format!(
             "- A result starting `{ACK_PREFIX}|<id>|` holds the call until you have read the \
              procedures and lessons shown with it (not a refusal). Read them, follow them, then \
-             retry exactly the same call within {} to acknowledge.\n",
+             retry the call within {} to acknowledge.\n",
             humanize(k.cooldown.as_secs())
         ));
     }

@@ -983,13 +983,16 @@ async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
         "{ctx}"
     );
 
-    let ack = |id: &str| json!({"id": id}).to_string();
+    let ack = |id: &str| json!({"id": id, "session": "s1"}).to_string();
     let (s, _) = d.post("/v1/knowledge/ack", None, ack(&id)).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), "{}").await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), ack("00ff")).await;
     assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let other = json!({"id": id, "session": "s2"}).to_string();
+    let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), other).await;
+    assert_eq!(s, StatusCode::CONFLICT, "another session: {v}");
     let (s, v) = d.post("/v1/knowledge/ack", Some(AGENT), ack(&id)).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["scope"], "session:s1", "{v}");

@@ -103,10 +103,11 @@ impl Gate {
 
     /// Acknowledges the knowledge shown under `id` on behalf of `by`
     /// (`toolgate knowledge ack`, `POST /v1/knowledge/ack`), for the
-    /// policy's cooldown.
-    pub fn acknowledge(&self, id: &str, by: &str) -> Result<Shown, AckError> {
+    /// policy's cooldown; with `scope`, only knowledge shown there.
+    pub fn acknowledge(&self, id: &str, by: &str, scope: Option<&str>) -> Result<Shown, AckError> {
         let ttl = self.knowledge.settings().cooldown.as_millis() as i64;
-        let shown = crate::knowledge::acknowledge_shown(&*self.store, &*self.clock, id, by, ttl)?;
+        let shown =
+            crate::knowledge::acknowledge_shown(&*self.store, &*self.clock, id, by, scope, ttl)?;
         self.knowledge.stats().acked(false);
         Ok(shown)
     }
@@ -448,15 +449,26 @@ impl Gate {
         }
         let cooldown_ms = settings.cooldown.as_millis() as i64;
         let mut result = outcome(settings, found, &|k: &str| acked.iter().any(|a| a == k));
-        if let Outcome::Require(_) = &result {
-            let binding = judged.binding.to_hex();
+        if let Outcome::Require(pending) = &result {
+            // A retry acknowledges: any call in this scope, within the
+            // cooldown, that needs knowledge already shown here (not only
+            // the byte-identical call: runtimes add cosmetic params such as
+            // a description that changes between attempts). Shown in the
+            // same millisecond is not "shown before": parallel calls of one
+            // turn do not acknowledge each other.
             let since = now.saturating_sub(cooldown_ms);
-            if let Some(prev) = tx.shown_for(&binding, &scope, since)?
-                && prev.expires_ms > now
-            {
-                put_acks(tx, &prev, "retry", "retry", now, cooldown_ms, trace)?;
+            let earlier: Vec<Shown> = tx
+                .shown_in_scope(&scope, since, 32)?
+                .into_iter()
+                .filter(|s| s.expires_ms > now && s.shown_ms < now)
+                .filter(|s| s.keys.iter().any(|k| pending.contains(k)))
+                .collect();
+            for prev in &earlier {
+                put_acks(tx, prev, "retry", "retry", now, cooldown_ms, trace)?;
                 stats.acked(true);
                 acked.extend(prev.keys.iter().cloned());
+            }
+            if !earlier.is_empty() {
                 result = outcome(settings, found, &|k: &str| acked.iter().any(|a| a == k));
                 if result == Outcome::Nothing {
                     // Acknowledged just now: the retry still carries what it acknowledged.
@@ -547,7 +559,11 @@ impl Gate {
             .find_map(|k| call.params.get(*k).and_then(Value::as_str))
             .unwrap_or("")
             .trim();
-        let answer = |v: Verdict, why: String| relay_decision(v, why);
+        let answer = |v: Verdict, why: String| {
+            let mut d = relay_decision(v, why);
+            d.layer = Layer::Knowledge;
+            d
+        };
         if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(answer(
                 Verdict::Block,
@@ -605,8 +621,15 @@ fn humanize_ms(ms: i64) -> String {
     }
 }
 
+/// An acknowledgement call: the name, and nothing but its own params (a
+/// tool that merely shares the name and carries anything else, say a
+/// `command`, is judged like any other call).
 fn is_ack(call: &ToolCall) -> bool {
     ACK_TOOLS.contains(&call.tool.as_str())
+        && call
+            .params
+            .keys()
+            .all(|k| matches!(k.as_str(), "id" | "ack_id"))
 }
 
 /// The call as records keep it: redacted, then cut to a bounded size.
@@ -616,8 +639,13 @@ fn shown_call(call: &ToolCall) -> Value {
     ))
 }
 
+/// A relayed approval: the name, and nothing but the relay's params.
 fn is_relay(call: &ToolCall) -> bool {
     RELAY_TOOLS.contains(&call.tool.as_str())
+        && call
+            .params
+            .keys()
+            .all(|k| matches!(k.as_str(), "id" | "approval_id" | "nonce" | "reason"))
 }
 
 /// The audit event recording a decision; `shown` is the call as stored

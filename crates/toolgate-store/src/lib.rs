@@ -167,6 +167,14 @@ pub trait Tx {
         scope: &str,
         since_ms: i64,
     ) -> Result<Option<Shown>, StoreError>;
+    /// Knowledge shown in `scope` at or after `since_ms`, newest first, at
+    /// most `limit` records.
+    fn shown_in_scope(
+        &mut self,
+        scope: &str,
+        since_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<Shown>, StoreError>;
     /// Deletes knowledge-shown records that expired before `now_ms`
     /// (`expires_ms < now_ms`); returns how many.
     fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError>;

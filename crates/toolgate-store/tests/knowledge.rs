@@ -121,6 +121,7 @@ fn strict_holds_until_a_retry_acknowledges_then_the_cooldown_lapses() {
     assert!(ctx.contains(&format!("toolgate knowledge ack {id}")));
 
     // The same call again: acknowledged by retrying, allowed, knowledge attached.
+    w.clock.advance(1000);
     let d = w.gate.check(&call).unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     assert!(d.context.as_deref().unwrap().contains("uptime"));
@@ -156,8 +157,8 @@ fn explicit_acknowledgement_by_id_and_by_tool() {
     write_fleet(&w.sops);
     let d = w.gate.check(&exec("ssh web1 uptime")).unwrap();
     let id = ack_id(&d);
-    assert!(w.gate.acknowledge("deadbeef", "me").is_err());
-    let shown = w.gate.acknowledge(&id, "operator").unwrap();
+    assert!(w.gate.acknowledge("deadbeef", "me", None).is_err());
+    let shown = w.gate.acknowledge(&id, "operator", None).unwrap();
     assert_eq!(shown.keys.len(), 1);
     let d = w.gate.check(&exec("ssh web9 ls")).unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
@@ -184,6 +185,14 @@ fn explicit_acknowledgement_by_id_and_by_tool() {
         .unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
     assert_eq!(w.gate.knowledge().stats().snapshot().acked_explicitly, 2);
+    // A tool that only shares the name is judged like any other call.
+    let imposter: ToolCall = serde_json::from_value(
+        json!({"tool": "toolgate_ack", "params": {"id": id, "command": "rm -rf /"}}),
+    )
+    .unwrap();
+    let d = w.gate.check(&imposter).unwrap();
+    assert_eq!(d.decision, Verdict::Block, "{d:?}");
+    assert_ne!(d.layer, Layer::Knowledge, "{d:?}");
 }
 
 #[test]
@@ -302,6 +311,7 @@ fn an_edited_sop_asks_again_and_escalations_follow_acknowledgement() {
     write_fleet(&w.sops);
     let call = exec("ssh web1 uptime");
     assert!(w.gate.check(&call).unwrap().needs_ack());
+    w.clock.advance(1000);
     assert_eq!(w.gate.check(&call).unwrap().decision, Verdict::Allow);
     std::fs::write(
         w.sops.join("fleet.ai.sop"),
@@ -316,6 +326,7 @@ fn an_edited_sop_asks_again_and_escalations_follow_acknowledgement() {
     let push = exec("ssh web1 'rm -rf /srv/app/releases'");
     let d = w.gate.check(&push).unwrap();
     assert!(d.needs_ack(), "{d:?}");
+    w.clock.advance(1000);
     let d = w.gate.check(&push).unwrap();
     assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
     assert!(d.context.is_some());
@@ -329,4 +340,61 @@ fn blocked_calls_skip_the_lookup() {
     assert_eq!(d.decision, Verdict::Block);
     assert_ne!(d.layer, Layer::Knowledge);
     assert_eq!(w.gate.knowledge().stats().snapshot().interceptions, 0);
+}
+
+#[test]
+fn a_retry_with_cosmetic_changes_acknowledges_but_not_in_the_same_instant() {
+    let w = world("");
+    write_fleet(&w.sops);
+    let with_description = |d: &str| {
+        let mut c = exec("ssh web1 uptime");
+        c.params.insert("description".into(), json!(d));
+        c
+    };
+    assert!(
+        w.gate
+            .check(&with_description("check load"))
+            .unwrap()
+            .needs_ack()
+    );
+    // A parallel call in the same instant has not "seen" it.
+    assert!(w.gate.check(&exec("ssh web4 ls")).unwrap().needs_ack());
+    w.clock.advance(2000);
+    let d = w
+        .gate
+        .check(&with_description("Check the load on web1"))
+        .unwrap();
+    assert_eq!(d.decision, Verdict::Allow, "{d:?}");
+}
+
+#[test]
+fn a_memory_id_is_never_reused() {
+    let w = world("enforcement = \"advisory\"");
+    let a = memory(&w, "first lesson about web1", &[Category::Process], 0.9);
+    assert!(toolgate_store::remove_memory(&*w.store, &*w.clock, a, "t").unwrap());
+    let b = memory(&w, "second lesson about web1", &[Category::Process], 0.9);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn a_project_named_oddly_still_gets_its_own_sops_when_enabled() {
+    let w = world("project_sops = true");
+    let proj = w.sops.parent().unwrap().join("Projects/my app");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(
+        proj.join("deploy.ai.sop"),
+        "## Gotchas\nthe app has no staging\n",
+    )
+    .unwrap();
+    let roots = format!(
+        "project_sops = true\nproject_roots = [{:?}]",
+        proj.parent().unwrap().display().to_string()
+    );
+    let w2 = world(&roots);
+    let mut c = exec("make deploy");
+    c.cwd = Some(proj.display().to_string());
+    let d = w2.gate.check(&c).unwrap();
+    assert!(d.needs_ack(), "{d:?}");
+    assert!(d.context.unwrap().contains("no staging"));
+    drop(w);
 }

@@ -16,6 +16,14 @@ use toolgate_core::knowledge::enforce::{Audience, Outcome, outcome, render};
 use toolgate_core::knowledge::sop::sop_name;
 use toolgate_store::{AckError, Gate, SystemClock};
 
+/// Prints a line; a closed pipe (`| head`) ends the output quietly.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 /// `toolgate knowledge` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum KnowledgeCommand {
@@ -83,9 +91,9 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
         KnowledgeCommand::Ack { id, policy, by } => {
             let gate = gate(policy.as_deref(), data)?;
             let by = by.unwrap_or_else(os_user);
-            let shown = gate.acknowledge(&id, &by)?;
+            let shown = gate.acknowledge(&id, &by, None)?;
             let cooldown = gate.knowledge().settings().cooldown.as_secs();
-            println!(
+            say!(
                 "acknowledged {} item(s) for {} ({}s): {}",
                 shown.keys.len(),
                 shown.scope,
@@ -131,20 +139,22 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
                     "errors": lookup.errors,
                     "lookup_us": lookup.elapsed_us,
                 });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                say!("{}", serde_json::to_string_pretty(&out)?);
             } else {
-                println!(
+                say!(
                     "enforcement {}, risk {}: {what} (lookup {} µs)",
-                    settings.enforcement, decided.risk, lookup.elapsed_us
+                    settings.enforcement,
+                    decided.risk,
+                    lookup.elapsed_us
                 );
                 for e in &lookup.errors {
-                    println!("source error: {e}");
+                    say!("source error: {e}");
                 }
                 if !lookup.found.is_empty() {
                     let audience = Audience::Agent {
                         show_credentials: settings.show_credentials,
                     };
-                    println!("\n{}", render(&lookup.found, audience, None));
+                    say!("\n{}", render(&lookup.found, audience, None));
                 }
             }
             Ok(())
@@ -153,16 +163,18 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
             let gate = gate(policy.as_deref(), data)?;
             let kb = gate.knowledge();
             let s = kb.settings();
-            println!(
+            say!(
                 "enforcement {}  cooldown {}s  fail_open {}  show_credentials {}",
                 s.enforcement,
                 s.cooldown.as_secs(),
                 s.fail_open,
                 s.show_credentials
             );
-            println!(
+            say!(
                 "thresholds: critical ≥ {}, routine ≥ {}, experimental ≥ {}",
-                s.thresholds.critical, s.thresholds.routine, s.thresholds.experimental
+                s.thresholds.critical,
+                s.thresholds.routine,
+                s.thresholds.experimental
             );
             for d in kb.sop_dirs() {
                 let names: Vec<String> = match std::fs::read_dir(d) {
@@ -180,24 +192,24 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
                         v
                     }
                     Err(e) => {
-                        println!("SOP dir {}: {e}", d.display());
+                        say!("SOP dir {}: {e}", d.display());
                         continue;
                     }
                 };
-                println!(
+                say!(
                     "SOP dir {}: {} SOP(s) {}",
                     d.display(),
                     names.len(),
                     names.join(" ")
                 );
             }
-            println!("rules: {}", s.rules().len());
+            say!("rules: {}", s.rules().len());
             for r in s.rules().iter().take(20) {
-                println!("  /{}/ → {}.ai.sop", r.pattern, r.sop);
+                say!("  /{}/ → {}.ai.sop", r.pattern, r.sop);
             }
             let store = gate.store();
             let mems = store.list_memories(None, usize::MAX)?.len();
-            println!("memories: {mems} ({})", store.location());
+            say!("memories: {mems} ({})", store.location());
             Ok(())
         }
     }

@@ -109,6 +109,10 @@ pub struct AckHint {
     pub cooldown: String,
 }
 
+/// The most knowledge text shown for one call, in bytes (before the
+/// how-to-acknowledge paragraph).
+pub const MAX_RENDERED: usize = 32 * 1024;
+
 /// Who the text is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Audience {
@@ -183,9 +187,25 @@ pub fn render(found: &Found, audience: Audience, ack: Option<&AckHint>) -> Strin
             ));
         }
     }
+    if !creds_ok {
+        // A second line of defence: secrets written outside a credentials
+        // section (a token in a gotcha) are still masked.
+        out = crate::redact::redact_text(&out).into_owned();
+    }
+    if out.len() > MAX_RENDERED {
+        let mut cut = MAX_RENDERED;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str(
+            "\n[… cut: more knowledge applies than fits here; `toolgate knowledge show` prints \
+             it all]\n",
+        );
+    }
     if let Some(a) = ack {
         out.push_str(&format!(
-            "\nTo acknowledge: retry exactly the same call within {}, or acknowledge id {} \
+            "\nTo acknowledge: having read it, retry the call within {}; or acknowledge id {} \
              (`toolgate knowledge ack {}`, POST /v1/knowledge/ack {{\"id\": \"{}\"}}, or the \
              `toolgate_ack` tool with {{\"id\": \"{}\"}}), then retry. Acknowledged knowledge \
              does not hold your calls again for {}.\n",
@@ -328,6 +348,27 @@ mod tests {
             None,
         );
         assert!(open.contains("s3cr3t-Pa55") && open.contains("hunter2"));
+        let mut leaky = found();
+        leaky.memories[0].text =
+            "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB in a gotcha".into();
+        let masked = render(
+            &leaky,
+            Audience::Agent {
+                show_credentials: false,
+            },
+            None,
+        );
+        assert!(!masked.contains("ghp_0123456789"), "{masked}");
+        let mut huge = found();
+        huge.memories[0].text = "x".repeat(100_000);
+        let cut = render(
+            &huge,
+            Audience::Agent {
+                show_credentials: false,
+            },
+            Some(&hint),
+        );
+        assert!(cut.len() < MAX_RENDERED + 2048 && cut.contains("toolgate knowledge ack abc"));
         let rec = render(&f, Audience::Record, None);
         assert!(!rec.contains("s3cr3t") && !rec.contains("hunter2"));
         assert_eq!(summary(&f), "SOP fleet and 2 memories");

@@ -159,6 +159,9 @@ pub struct SopWanted {
     pub reason: SopReason,
     /// For a project: its directory (absolute).
     pub project_dir: Option<String>,
+    /// False when `name` cannot name a file (a project called `my app`):
+    /// only the project directory's own SOPs apply then.
+    pub named: bool,
 }
 
 /// The validated `[knowledge]` section.
@@ -183,6 +186,8 @@ pub struct KnowledgeSettings {
     /// `~/.config/toolgate/sop`.
     pub sop_dirs: Vec<String>,
     /// Read a project's own `*.ai.sop` files (top level of its directory).
+    /// Off by default: anything in a project (a cloned repository, a file
+    /// the agent wrote) would be shown with toolgate's authority.
     pub project_sops: bool,
     /// Memory confidence needed per criticality.
     pub thresholds: Thresholds,
@@ -205,7 +210,7 @@ impl Default for KnowledgeSettings {
             fail_open: true,
             show_credentials: false,
             sop_dirs: vec!["~/.config/toolgate/sop".to_string()],
-            project_sops: true,
+            project_sops: false,
             thresholds: Thresholds::default(),
             memory_categories: Category::ALL.to_vec(),
             max_memories: 5,
@@ -218,13 +223,15 @@ impl Default for KnowledgeSettings {
 
 /// The longest a rule's pattern may be, and how many rules there may be.
 pub const MAX_RULE_PATTERN: usize = 1024;
-/// At most this many `[[knowledge.rule]]` entries.
-pub const MAX_RULES: usize = 5000;
+/// At most this many `[[knowledge.rule]]` entries (they compile into one
+/// automaton; a short-lived process compiles it on every start).
+pub const MAX_RULES: usize = 1000;
 
 impl KnowledgeSettings {
     /// Sets the rules, compiling their patterns into one set. Each pattern
     /// is matched case-insensitively with `^`/`$` at line ends. The error
-    /// names the first rule (by index) that does not compile and why.
+    /// names the first rule (by index) that does not compile and why, or
+    /// `usize::MAX` when each compiles but together they are too big.
     pub fn set_rules(&mut self, rules: Vec<SopRule>) -> Result<(), (usize, String)> {
         for (i, r) in rules.iter().enumerate() {
             if let Err(e) = Regex::new(&wrap(&r.pattern)) {
@@ -238,9 +245,9 @@ impl KnowledgeSettings {
             // default makes it give up and fall back to a slower engine.
             Some(
                 RegexSetBuilder::new(rules.iter().map(|r| wrap(&r.pattern)))
-                    .dfa_size_limit(32 << 20)
+                    .dfa_size_limit(16 << 20)
                     .build()
-                    .map_err(|e| (0, e.to_string()))?,
+                    .map_err(|e| (usize::MAX, e.to_string()))?,
             )
         };
         self.rules = rules;
@@ -264,7 +271,8 @@ impl KnowledgeSettings {
     pub fn sops_for(&self, ctx: &CallContext) -> Vec<SopWanted> {
         let mut out: Vec<SopWanted> = Vec::new();
         let mut add = |name: &str, reason: SopReason, project_dir: Option<String>| {
-            if !super::sop::valid_sop_name(name) {
+            let named = super::sop::valid_sop_name(name);
+            if !named && project_dir.is_none() {
                 return;
             }
             match out.iter_mut().find(|w| w.name == name) {
@@ -274,6 +282,7 @@ impl KnowledgeSettings {
                     name: name.to_string(),
                     reason,
                     project_dir,
+                    named,
                 }),
             }
         };
@@ -340,45 +349,53 @@ pub const MAX_TERMS: usize = 32;
 /// with an extension, and an MCP server's name. Lowercase, each once,
 /// at most [`MAX_TERMS`].
 pub fn memory_terms(ctx: &CallContext) -> Vec<String> {
+    // Each kind of word gets its own share, so a call naming forty hosts
+    // cannot push the program it runs (or the one host that matters) out.
+    const SHARE: usize = 6;
     let mut out: Vec<String> = Vec::new();
-    let mut push = |t: &str| {
-        let t = t.trim().to_lowercase();
-        if t.chars().any(char::is_alphanumeric) && t.len() <= 128 && !out.contains(&t) {
-            out.push(t);
+    let mut group = |words: &mut dyn Iterator<Item = String>| {
+        let mut taken = 0;
+        for w in words {
+            if taken == SHARE || out.len() == MAX_TERMS {
+                break;
+            }
+            let t = w.trim().to_lowercase();
+            if t.chars().any(char::is_alphanumeric) && t.len() <= 128 && !out.contains(&t) {
+                out.push(t);
+                taken += 1;
+            }
         }
     };
-    ctx.services.iter().for_each(|s| push(s));
-    ctx.projects.iter().for_each(|s| push(s));
-    for h in &ctx.hosts {
-        push(h);
-        // The host's own name (`grafana` of grafana.internal), which is how
-        // people write about it.
-        if let Some((first, _)) = h.split_once('.')
-            && first.len() >= 3
-            && first.chars().any(|c| c.is_ascii_alphabetic())
-        {
-            push(first);
-        }
-    }
-    ctx.ips.iter().for_each(|s| push(s));
-    ctx.programs
-        .iter()
-        .filter(|p| !PLAIN_PROGRAMS.contains(&p.as_str()))
-        .for_each(|s| push(s));
-    if let Some(server) = ctx
-        .tool
-        .strip_prefix("mcp__")
-        .and_then(|r| r.split("__").next())
-    {
-        push(server);
-    }
-    for p in &ctx.paths {
+    group(&mut ctx.services.iter().cloned());
+    group(&mut ctx.projects.iter().cloned());
+    group(
+        &mut ctx
+            .programs
+            .iter()
+            .filter(|p| !PLAIN_PROGRAMS.contains(&p.as_str()))
+            .cloned()
+            .chain(
+                ctx.tool
+                    .strip_prefix("mcp__")
+                    .and_then(|r| r.split("__").next())
+                    .map(str::to_string),
+            ),
+    );
+    // The host's own name (`grafana` of grafana.internal) too: that is how
+    // people write about it.
+    group(&mut ctx.hosts.iter().flat_map(|h| {
+        let first = h
+            .split_once('.')
+            .map(|(f, _)| f)
+            .filter(|f| f.len() >= 3 && f.chars().any(|c| c.is_ascii_alphabetic()))
+            .map(str::to_string);
+        std::iter::once(h.clone()).chain(first)
+    }));
+    group(&mut ctx.ips.iter().cloned());
+    group(&mut ctx.paths.iter().filter_map(|p| {
         let base = p.rsplit('/').next().unwrap_or("");
-        if base.len() >= 4 && base.contains('.') && !base.starts_with('.') {
-            push(base);
-        }
-    }
-    out.truncate(MAX_TERMS);
+        (base.len() >= 4 && base.contains('.') && !base.starts_with('.')).then(|| base.to_string())
+    }));
     out
 }
 
@@ -484,6 +501,15 @@ mod tests {
         assert!(
             t.contains(&"grafana.example.com".to_string()) && t.contains(&"grafana".to_string())
         );
+        let many: Vec<String> = (0..40).map(|i| format!("ping -c1 a{i:02}")).collect();
+        let c = ctx(json!({"tool":"exec","params":{"command":
+            format!("{} ; ssh zeta1 sudo reboot", many.join(" ; "))}}));
+        let t = memory_terms(&c);
+        assert!(
+            t.contains(&"ssh".to_string()) && t.contains(&"reboot".to_string()),
+            "{t:?}"
+        );
+        assert!(t.len() <= MAX_TERMS);
         let c = ctx(json!({"tool":"mcp__github__create_issue","params":{}}));
         assert!(memory_terms(&c).contains(&"github".to_string()));
     }

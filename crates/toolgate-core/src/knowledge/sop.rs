@@ -88,8 +88,9 @@ pub struct Sop {
 impl Sop {
     /// Parses `text` (Markdown) read from `origin`. Sections are ATX
     /// headings (`#` to `######`) whose first word is preflight, gotchas or
-    /// credentials; a heading inside a fenced code block is not a heading.
-    /// Two sections of the same kind are both kept.
+    /// credentials, at any depth (one inside another ends it); a heading
+    /// inside a fenced code block is not a heading. Two sections of the
+    /// same kind are both kept.
     pub fn parse(name: &str, origin: &str, text: &str) -> Sop {
         let mut title = None;
         let mut sections: Vec<Section> = Vec::new();
@@ -118,13 +119,17 @@ impl Sop {
                 if level == 1 && title.is_none() {
                     title = Some(heading.to_string()).filter(|t| !t.is_empty());
                 }
-                let closes = open.as_ref().is_some_and(|(_, l, _)| level <= *l);
+                // A heading naming a section starts it even inside another
+                // section (`## Preflight` … `### Credentials`): otherwise a
+                // nested credentials section would be shown as preflight.
+                let named = SectionKind::of_heading(heading);
+                let closes = open
+                    .as_ref()
+                    .is_some_and(|(_, l, _)| level <= *l || named.is_some());
                 if closes && let Some((kind, _, body)) = open.take() {
                     push_section(&mut sections, kind, &body);
                 }
-                if open.is_none()
-                    && let Some(kind) = SectionKind::of_heading(heading)
-                {
+                if let Some(kind) = named {
                     open = Some((kind, level, Vec::new()));
                     continue;
                 }
@@ -249,6 +254,33 @@ mod tests {
         assert_eq!(s.sections[2].text, "key in vault at ops/fleet");
         assert!(!s.sections.iter().any(|x| x.text.contains("Appendix")));
         assert!(s.has_credentials());
+    }
+
+    #[test]
+    fn a_nested_credentials_heading_is_its_own_section() {
+        let s = Sop::parse(
+            "x",
+            "x",
+            "## Preflight\ncheck\n### Credentials\npw hunter2\n### Steps\nmore\n## Other\n",
+        );
+        assert_eq!(s.sections.len(), 2, "{s:?}");
+        assert_eq!(s.sections[0].text, "check");
+        assert_eq!(s.sections[1].kind, SectionKind::Credentials);
+        assert!(s.sections[1].text.starts_with("pw hunter2"));
+        let shown = super::super::enforce::render(
+            &super::super::enforce::Found {
+                sops: vec![super::super::enforce::FoundSop {
+                    sop: std::sync::Arc::new(s),
+                    reason: super::super::settings::SopReason::Project("x".into()),
+                }],
+                memories: vec![],
+            },
+            super::super::enforce::Audience::Agent {
+                show_credentials: false,
+            },
+            None,
+        );
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 
     #[test]

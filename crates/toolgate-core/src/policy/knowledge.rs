@@ -68,6 +68,16 @@ pub(super) fn parse_knowledge(
                 ),
             ));
         }
+        if d < Duration::from_secs(1) {
+            return Err(at(
+                c.span().start,
+                format!(
+                    "cooldown = {:?} is shorter than a second — a retry could never \
+                     acknowledge; use e.g. \"5m\"",
+                    c.get_ref()
+                ),
+            ));
+        }
         out.cooldown = d;
     }
     if let Some(v) = k.fail_open {
@@ -214,14 +224,22 @@ pub(super) fn parse_knowledge(
         .iter()
         .map(|r| r.get_ref().pattern.as_ref().map_or(0, |p| p.span().start))
         .collect();
-    out.set_rules(rules).map_err(|(i, e)| {
-        at(
-            starts[i],
+    out.set_rules(rules).map_err(|(i, e)| match starts.get(i) {
+        Some(start) => at(
+            *start,
             format!(
                 "pattern is not a valid regex: {}",
                 e.lines().last().unwrap_or(&e)
             ),
-        )
+        ),
+        None => at(
+            starts.first().copied().unwrap_or(0),
+            format!(
+                "the [[knowledge.rule]] patterns together are too big to compile ({}) — use \
+                 fewer or simpler patterns",
+                e.lines().last().unwrap_or(&e)
+            ),
+        ),
     })?;
     Ok(out)
 }
@@ -292,6 +310,7 @@ tools = ["exec"]
         };
         assert!(err("enforcement = \"loud\"").contains("k.toml:2:15"));
         assert!(err("cooldown = \"2d\"").contains("longer than a day"));
+        assert!(err("cooldown = \"50ms\"").contains("shorter than a second"));
         assert!(err("block_categories = [\"misc\"]").contains("not a category"));
         assert!(err("sop_dirs = [\"sop\"]").contains("not an absolute path"));
         assert!(err("thresholds = { critical = 1.5 }").contains("out of range"));

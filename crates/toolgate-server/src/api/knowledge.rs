@@ -14,9 +14,10 @@ use std::sync::Arc;
 use toolgate_core::time::rfc3339_ms;
 use toolgate_store::AckError;
 
-/// `POST /v1/knowledge/ack` with `{"id": "<id>", "by": "…"}` (agent or
-/// operator). 404 when nothing was shown under the id, 409 when it was
-/// shown too long ago.
+/// `POST /v1/knowledge/ack` with `{"id": "<id>", "session": "…"}` (agent:
+/// the held call's session or agent) or `{"id": "<id>", "by": "…"}`
+/// (operator). 404 when nothing was shown under the id, 409 when it was
+/// shown too long ago or, for an agent, to another session.
 pub async fn ack(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -29,18 +30,38 @@ pub async fn ack(
             "send {\"id\": \"<id>\"} with the id from the TOOLGATE_ACK line".to_string(),
         )
     })?;
-    let by = value
-        .get("by")
-        .and_then(Value::as_str)
-        .map(|b| b.chars().take(128).collect::<String>())
-        .unwrap_or_else(|| match role {
-            Role::Agent => "agent".to_string(),
-            Role::Operator => "operator".to_string(),
-        });
+    // An agent acknowledges for itself: the held call's session (or agent)
+    // must be named, and the acknowledgement is recorded as the agent's.
+    // An operator may acknowledge any and say who they are.
+    let (by, scope) = match role {
+        Role::Agent => {
+            let call = toolgate_core::model::ToolCall {
+                session: value
+                    .get("session")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                agent: value
+                    .get("agent")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                ..Default::default()
+            };
+            let scope = toolgate_store::ack_scope(&call);
+            (format!("agent ({scope})"), Some(scope))
+        }
+        Role::Operator => (
+            value
+                .get("by")
+                .and_then(Value::as_str)
+                .map(|b| b.chars().take(128).collect::<String>())
+                .unwrap_or_else(|| "operator".to_string()),
+            None,
+        ),
+    };
     let gate = app.gate.load_full();
     let id = id.to_string();
     let ttl = gate.knowledge().settings().cooldown.as_millis() as i64;
-    let result = tokio::task::spawn_blocking(move || gate.acknowledge(&id, &by))
+    let result = tokio::task::spawn_blocking(move || gate.acknowledge(&id, &by, scope.as_deref()))
         .await
         .map_err(|_| ApiError::internal("acknowledging failed"))?;
     match result {
@@ -50,7 +71,9 @@ pub async fn ack(
             "until": rfc3339_ms(app.clock.now_ms().saturating_add(ttl)),
         }))),
         Err(e @ AckError::Unknown(_)) => Err(ApiError::not_found(e.to_string())),
-        Err(e @ AckError::Expired(_)) => Err(ApiError::refused(e.to_string())),
+        Err(e @ (AckError::Expired(_) | AckError::OtherScope(_))) => {
+            Err(ApiError::refused(e.to_string()))
+        }
         Err(AckError::Store(e)) => Err(e.into()),
     }
 }

@@ -13,7 +13,7 @@ pub use stats::{KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US};
 use crate::memory::Shown;
 use crate::operator::Ack;
 use crate::{Clock, Store, StoreError, random_hex};
-use files::SopFiles;
+use files::{Origin, SopFiles};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -40,7 +40,13 @@ pub struct Lookup {
     pub errors: Vec<String>,
     /// Microseconds the lookup took.
     pub elapsed_us: u64,
+    /// More SOPs applied than one call shows ([`MAX_SOPS_PER_CALL`]).
+    pub truncated: bool,
 }
+
+/// At most this many SOPs are shown for one call (the first in rule,
+/// project, service order): knowledge nobody reads to the end is not read.
+pub const MAX_SOPS_PER_CALL: usize = 8;
 
 /// Memory searches kept before the cache starts over.
 const MAX_CACHED_SEARCHES: usize = 4096;
@@ -154,21 +160,32 @@ impl KnowledgeBase {
     fn find_sops(&self, ctx: &CallContext, out: &mut Lookup) {
         let mut seen: Vec<PathBuf> = Vec::new();
         for wanted in self.settings.sops_for(ctx) {
-            let mut paths: Vec<PathBuf> = self
-                .sop_dirs
-                .iter()
-                .map(|d| d.join(format!("{}{SOP_SUFFIX}", wanted.name)))
-                .collect();
+            let mut paths: Vec<(PathBuf, Origin)> = Vec::new();
+            if wanted.named {
+                paths.extend(self.sop_dirs.iter().map(|d| {
+                    (
+                        d.join(format!("{}{SOP_SUFFIX}", wanted.name)),
+                        Origin::Library,
+                    )
+                }));
+            }
             if self.settings.project_sops
                 && let Some(dir) = &wanted.project_dir
             {
-                paths.extend(self.files.list(std::path::Path::new(dir)));
+                match self.files.list(std::path::Path::new(dir)) {
+                    Ok(list) => paths.extend(list.into_iter().map(|p| (p, Origin::Project))),
+                    Err(e) => out.errors.push(e),
+                }
             }
-            for p in paths {
+            for (p, origin) in paths {
                 if seen.contains(&p) {
                     continue;
                 }
-                let (got, cached) = self.files.get(&p);
+                if out.found.sops.len() >= MAX_SOPS_PER_CALL {
+                    out.truncated = true;
+                    return;
+                }
+                let (got, cached) = self.files.get(&p, origin);
                 self.stats.sop_read(cached);
                 match got {
                     Ok(Some(sop)) if !sop.is_empty() => {
@@ -296,13 +313,15 @@ pub fn ack_scope(call: &ToolCall) -> String {
 
 /// Acknowledges the knowledge shown under `id` (from a `TOOLGATE_ACK` line),
 /// for its scope, until the cooldown `ttl_ms` runs out; audited. `by` names
-/// who acknowledged (an agent, a person, `retry`). Fails with `NotFound`
-/// text when the id is unknown or too old to acknowledge.
+/// who acknowledged (an agent, a person). With `scope`, only knowledge
+/// shown in that scope (an agent acknowledges for itself). Fails when the
+/// id is unknown, too old, or shown in another scope.
 pub fn acknowledge_shown(
     store: &dyn Store,
     clock: &dyn Clock,
     id: &str,
     by: &str,
+    scope: Option<&str>,
     ttl_ms: i64,
 ) -> Result<Shown, AckError> {
     let now = clock.now_ms();
@@ -316,6 +335,9 @@ pub fn acknowledge_shown(
     };
     if shown.expires_ms <= now {
         return Err(AckError::Expired(id.to_string()));
+    }
+    if scope.is_some_and(|s| s != shown.scope) {
+        return Err(AckError::OtherScope(id.to_string()));
     }
     let trace = random_hex()?;
     put_acks(&mut *tx, &shown, by, "explicit", now, ttl_ms, &trace)?;
@@ -372,6 +394,12 @@ pub enum AckError {
     /// It was shown too long ago.
     #[error("knowledge {0} was shown too long ago to acknowledge — retry the call to see it again")]
     Expired(String),
+    /// It was shown to another session or agent.
+    #[error(
+        "knowledge {0} was shown to another session or agent; each acknowledges its own (send \
+         the \"session\" or \"agent\" of the held call)"
+    )]
+    OtherScope(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -88,7 +88,7 @@ const MIGRATIONS: &[&str] = &[
     // tell it is stale by reading one integer), and the knowledge shown for
     // a call while it waits to be acknowledged.
     "CREATE TABLE memories (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         text TEXT NOT NULL CHECK (length(text) > 0),
         categories TEXT NOT NULL,
         confidence REAL NOT NULL CHECK (confidence >= 0.0 AND confidence <= 1.0),
@@ -127,7 +127,9 @@ const MIGRATIONS: &[&str] = &[
         expires_ms INTEGER NOT NULL,
         keys TEXT NOT NULL
      ) STRICT;
-     CREATE INDEX knowledge_shown_by_call ON knowledge_shown (binding, scope, shown_ms);",
+     CREATE INDEX knowledge_shown_by_call ON knowledge_shown (binding, scope, shown_ms);
+     CREATE INDEX knowledge_shown_by_scope ON knowledge_shown (scope, shown_ms);
+     CREATE INDEX knowledge_shown_by_expiry ON knowledge_shown (expires_ms);",
 ];
 
 /// The database file's name inside the data directory.

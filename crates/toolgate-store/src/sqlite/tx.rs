@@ -360,6 +360,34 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn shown_in_scope(
+        &mut self,
+        scope: &str,
+        since_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<Shown>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SHOWN_COLUMNS} FROM knowledge_shown \
+                 WHERE scope = ?1 AND shown_ms >= ?2 ORDER BY shown_ms DESC, rowid DESC LIMIT ?3"
+            ))
+            .map_err(self.err())?;
+        let ids: Vec<String> = stmt
+            .query_map(params![scope, since_ms, limit], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect())
+            .map_err(self.err())?;
+        drop(stmt);
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(s) = self.shown(&id)? {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
     fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError> {
         let n = self
             .conn

@@ -76,6 +76,7 @@ async fn tail(app: Arc<App>) {
                 continue;
             };
             count_outcome(&entry, &mut created);
+            note_knowledge_error(&app, &entry);
             if let Some((json, approval)) = live_event(&entry) {
                 app.publish(Event {
                     text: json.to_string().into(),
@@ -92,6 +93,22 @@ async fn tail(app: Arc<App>) {
             app.committed.notify_one();
         }
     }
+}
+
+/// A knowledge source failure recorded by any process (an in-process hook
+/// too) makes the daemon's `/v1/state` show the layer as degraded.
+fn note_knowledge_error(app: &App, entry: &Value) {
+    if entry.get("kind").and_then(Value::as_str) != Some("knowledge.error") {
+        return;
+    }
+    // Seen within a quarter of a second of being recorded: now is when.
+    let at = app.clock.now_ms();
+    let what = entry
+        .get("data")
+        .and_then(|d| d.get("errors"))
+        .and_then(Value::as_str)
+        .unwrap_or("a knowledge source failed");
+    app.gate.load().knowledge().stats().saw_error(at, what);
 }
 
 /// Approval outcomes and time from request to decision, from the audit log

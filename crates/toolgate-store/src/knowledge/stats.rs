@@ -132,6 +132,15 @@ impl KnowledgeStats {
             Some((now_ms, what.to_string()));
     }
 
+    /// Notes a failure another process recorded (seen in the audit log) as
+    /// the last error, if it is newer; counts nothing (that process did).
+    pub fn saw_error(&self, at_ms: i64, what: &str) {
+        let mut last = self.last_error.lock().unwrap_or_else(|e| e.into_inner());
+        if last.as_ref().is_none_or(|(t, _)| *t < at_ms) {
+            *last = Some((at_ms, what.chars().take(1000).collect()));
+        }
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> KnowledgeSnapshot {
         let lookups = self.lookups.load(Relaxed);

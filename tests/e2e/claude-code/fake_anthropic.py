@@ -12,7 +12,9 @@ The script of a turn comes from the prompt: the first user message must hold
 `<<<RUN:command>>>`. The first request of the conversation gets a `Bash`
 tool_use with that command (streamed as SSE, the way the real API does);
 once the request carries the tool_result, the model answers with text and
-ends the turn. Requests without the Bash tool (title generation and other
+ends the turn — unless that result holds toolgate's `TOOLGATE_ACK|` (the call
+was held until knowledge is read): then, once, the model retries the same
+command (with a reworded description, as a real model does) before it ends. Requests without the Bash tool (title generation and other
 side calls) get a short text answer.
 
 Every request is appended to LOG_FILE as one JSON line
@@ -144,13 +146,15 @@ class Handler(BaseHTTPRequestHandler):
         # Tool results anywhere after the model's first tool call (Claude may
         # put a denied call's result next to other blocks, or in a later
         # message): one tool call per conversation, never a loop.
-        results, called = [], False
+        results, called, calls = [], False, 0
         for m in messages:
             if m.get("role") == "assistant" and isinstance(m.get("content"), list):
-                called = called or any(isinstance(b, dict) and b.get("type") == "tool_use"
-                                       for b in m["content"])
+                n = sum(1 for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
+                calls += n
+                called = called or n > 0
             elif called and m.get("role") == "user":
                 results.extend(tool_results(m))
+        held = bool(results) and "TOOLGATE_ACK|" in "\n".join(texts([results[-1]]))
         if os.environ.get("FAKE_DUMP_DIR"):
             with LOG_LOCK:
                 n = len(os.listdir(os.environ["FAKE_DUMP_DIR"]))
@@ -166,6 +170,12 @@ class Handler(BaseHTTPRequestHandler):
             block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": "Bash",
                      "input": {"command": command, "description": "Run the requested command"}}
             result_text = None
+        elif held and calls < 2:
+            kind, stop = "retry", "tool_use"
+            block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": "Bash",
+                     "input": {"command": command,
+                               "description": "Run it again, having read the procedure"}}
+            result_text = "\n".join(texts([results[-1]]))
         else:
             kind, stop = "final", "end_turn"
             result_text = "\n".join(texts([results[-1]])) if results else ""

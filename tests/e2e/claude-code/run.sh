@@ -283,6 +283,47 @@ else
   fi
 fi
 
+# --- case C: knowledge held until read, then the retry runs --------------------
+# A policy whose SOP applies to the ordinary command: the first attempt is
+# denied with the SOP's preflight text (TOOLGATE_ACK), the model retries, the
+# retry acknowledges and the command runs.
+data_c="$tmp/data-c"
+mkdir -p "$tmp/sop-c"
+printf '# Markers\n## Preflight\nE2E-PREFLIGHT: markers go in the workspace only.\n## Credentials\nE2E-SECRET-never-shown\n' \
+  >"$tmp/sop-c/markers.ai.sop"
+printf '[knowledge]\nsop_dirs = [%s]\n[[knowledge.rule]]\npattern = %s\nsop = "markers"\n' \
+  "$(json_str "$tmp/sop-c")" "$(json_str 'ok-marker')" >"$tmp/policy-c.toml"
+hook_c="$(printf '%q' "$bin") --data-dir $(printf '%q' "$data_c") hook claude-code --policy $(printf '%q' "$tmp/policy-c.toml")"
+settings_c=$(hook_settings "{\"type\":\"command\",\"command\":$(json_str "$hook_c"),\"timeout\":10,\"onFailure\":\"block\"}")
+run_claude c-knowledge "$settings_c" "$(ordinary_cmd)"
+first_result=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("kind") == "retry":
+        print(e.get("tool_result") or "")
+        break' "$last_dir/api.jsonl")
+if grep -q 'E2E-PREFLIGHT' <<<"$first_result" && grep -q 'TOOLGATE_ACK|' <<<"$first_result" &&
+  ! grep -q 'E2E-SECRET' <<<"$first_result"; then
+  pass "C (knowledge): the first attempt was held with the SOP's preflight (credentials withheld)"
+else
+  fail "C (knowledge): the first attempt was not held with the SOP text" \
+    "first tool result: ${first_result:0:400} (claude exit $last_status, see $last_dir)"
+fi
+if [[ "$(cat "$last_dir/ws/ok-marker.txt" 2>/dev/null)" == "hi" ]]; then
+  pass "C (knowledge): the retry acknowledged it and the command ran"
+else
+  fail "C (knowledge): the retry did not run the command" \
+    "last tool result: ${last_tool_result:0:300} (claude exit $last_status, see $last_dir)"
+fi
+if "$bin" audit tail --data-dir "$data_c" --json -n 40 >"$tmp/audit-c.jsonl" 2>&1 &&
+  grep -q 'knowledge.shown' "$tmp/audit-c.jsonl" && grep -q 'knowledge.acked' "$tmp/audit-c.jsonl" &&
+  ! grep -q 'E2E-SECRET' "$tmp/audit-c.jsonl"; then
+  pass "C (knowledge): shown and acknowledged in the audit log, without the credentials"
+else
+  fail "C (knowledge): the audit log lacks knowledge.shown/acked (or holds the secret)" "$(head -c 400 "$tmp/audit-c.jsonl")"
+fi
+
 # --- summary -------------------------------------------------------------------
 echo
 echo "==== toolgate x Claude Code end-to-end ($((SECONDS - started)) s) ===="

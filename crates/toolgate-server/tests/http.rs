@@ -102,6 +102,19 @@ impl Daemon {
         send(r, token).await
     }
 
+    /// `/metrics` as an operator: the Prometheus text (asserts a 200).
+    async fn metrics(&self) -> String {
+        let m = self
+            .http
+            .get(format!("{}/metrics", self.url))
+            .bearer_auth(OPERATOR)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(m.status(), StatusCode::OK);
+        m.text().await.unwrap()
+    }
+
     async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
         send(self.http.get(format!("{}{path}", self.url)), token).await
     }
@@ -549,15 +562,7 @@ async fn state_audit_protocol_metrics_and_ui() {
         .await
         .unwrap();
     assert_eq!(p.status(), StatusCode::UNAUTHORIZED);
-    let m = d
-        .http
-        .get(format!("{}/metrics", d.url))
-        .bearer_auth(OPERATOR)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(m.status(), StatusCode::OK);
-    let text = m.text().await.unwrap();
+    let text = d.metrics().await;
     assert!(text.contains("toolgate_checks_total{"), "{text}");
     assert!(text.contains("toolgate_check_duration_seconds_bucket"));
     let ui = d.http.get(format!("{}/", d.url)).send().await.unwrap();
@@ -1011,15 +1016,7 @@ async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
     assert_eq!(k["stats"]["held"], 1, "{k}");
     assert_eq!(k["stats"]["acked_explicitly"], 1, "{k}");
     assert_eq!(k["stats"]["interceptions"], 2, "{k}");
-    let m = d
-        .http
-        .get(format!("{}/metrics", d.url))
-        .bearer_auth(OPERATOR)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(m.status(), StatusCode::OK);
-    let text = m.text().await.unwrap();
+    let text = d.metrics().await;
     assert!(text.contains("toolgate_knowledge_held_total 1"), "{text}");
     assert!(text.contains("toolgate_knowledge_acks_total{how=\"explicit\"} 1"));
     assert!(text.contains("toolgate_knowledge_lookup_seconds_count 2"));

@@ -176,7 +176,8 @@ pub trait Tx {
         limit: usize,
     ) -> Result<Vec<Shown>, StoreError>;
     /// Deletes knowledge-shown records that expired before `now_ms`
-    /// (`expires_ms < now_ms`); returns how many.
+    /// (`expires_ms < now_ms`), and acknowledgements that lapsed; returns
+    /// how many shown records went.
     fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError>;
     /// Appends an event to the audit chain; returns its sequence number.
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError>;

@@ -49,7 +49,7 @@ pub struct Lookup {
 pub const MAX_SOPS_PER_CALL: usize = 8;
 
 /// Memory searches kept before the cache starts over.
-const MAX_CACHED_SEARCHES: usize = 4096;
+const MAX_CACHED_SEARCHES: usize = 1024;
 
 type SearchKey = (Vec<String>, u64, usize);
 /// Cached memory searches, valid for one memory revision.

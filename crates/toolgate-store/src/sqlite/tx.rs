@@ -394,6 +394,15 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached("DELETE FROM knowledge_shown WHERE expires_ms < ?1")
             .and_then(|mut s| s.execute(params![now_ms]))
             .map_err(self.err())?;
+        // Lapsed acknowledgements go too: one row per item and session
+        // would otherwise pile up for ever.
+        self.conn
+            .prepare_cached(
+                "DELETE FROM acks WHERE json_valid(record) \
+                 AND json_extract(record, '$.expires_ms') < ?1",
+            )
+            .and_then(|mut s| s.execute(params![now_ms]))
+            .map_err(self.err())?;
         Ok(n as u64)
     }
 

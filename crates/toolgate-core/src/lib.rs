@@ -16,6 +16,7 @@ pub mod model;
 pub mod normalize;
 pub mod paths;
 pub mod policy;
+pub mod posture;
 pub mod protocol;
 pub mod redact;
 pub mod shell;

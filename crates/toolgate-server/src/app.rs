@@ -85,6 +85,8 @@ pub struct App {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     /// What integrations' canaries reported.
     pub canaries: crate::canary::Canaries,
+    /// Whether the daemon runs in a container (seed 002 layer 4), read at start.
+    pub posture: toolgate_core::posture::Posture,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,
 }

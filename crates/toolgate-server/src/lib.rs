@@ -150,6 +150,7 @@ impl Server {
             // Long polls may take at most half the connections, so operators
             // can always get in to resolve them.
             canaries: crate::canary::Canaries::default(),
+            posture: toolgate_store::posture::current(),
             waiters: Arc::new(tokio::sync::Semaphore::new(
                 MAX_WAITERS.min(listen::max_connections() / 2),
             )),

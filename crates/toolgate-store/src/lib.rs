@@ -18,6 +18,7 @@ mod gate;
 mod knowledge;
 mod memory;
 mod operator;
+pub mod posture;
 mod sqlite;
 
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};

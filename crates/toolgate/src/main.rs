@@ -12,6 +12,7 @@ mod knowledge_cmd;
 mod mcp_proxy;
 mod memory_cmd;
 mod policy_cmd;
+mod protocol_cmd;
 mod serve_cmd;
 mod state;
 
@@ -62,6 +63,8 @@ enum Command {
         #[command(subcommand)]
         command: memory_cmd::MemoryCommand,
     },
+    /// Print the rules text for the agent's prompt (what /v1/protocol serves).
+    Protocol(protocol_cmd::ProtocolArgs),
     /// Validate and test policy files.
     Policy {
         #[command(subcommand)]
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Knowledge { command } => knowledge_cmd::run(command, &cli.data),
         Command::Memory { command } => memory_cmd::run(command, &cli.data),
+        Command::Protocol(args) => protocol_cmd::run(args),
         Command::Policy { command } => policy_cmd::run(command),
     }
 }

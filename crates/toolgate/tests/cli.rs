@@ -426,3 +426,22 @@ fn strict_policy_is_stricter() {
     );
     assert_eq!(json(&out)["decision"], "block");
 }
+
+#[test]
+fn protocol_prints_the_agent_rules_within_the_length_bound() {
+    let out = toolgate(&["protocol"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "TOOLGATE_BLOCK|",
+        "TOOLGATE_ESCALATE|<id>|",
+        "TOOLGATE_ACK|<id>|",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    // Seed 002 bounds the protocol text at 500 tokens; ~4 characters a token.
+    assert!(text.split_whitespace().count() < 400, "{text}");
+    let bad = toolgate(&["protocol", "--policy", "/nonexistent/policy.toml"], "");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read policy file"));
+}

@@ -70,6 +70,7 @@ pub async fn state(
         "series": app.stats.series(),
         "integrations": app.canaries.view(now),
         "knowledge": knowledge_state(&app, now),
+        "posture": app.posture,
     })))
 }
 

@@ -76,7 +76,7 @@ pub fn detect(s: &Signals) -> Posture {
     let mut runtime: Option<String> = None;
     let mut strong = false;
     let mut weak = false;
-    let mut name = |r: &str, runtime: &mut Option<String>| {
+    let name = |r: &str, runtime: &mut Option<String>| {
         if runtime.is_none() {
             *runtime = Some(r.to_string());
         }

@@ -8,6 +8,7 @@ use crate::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
 use crate::normalize::{Access, NormalizedCall, ToolKind, normalize};
 use crate::paths::Env;
 use crate::policy::{Policy, Rule, RuleList};
+use crate::posture::Posture;
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
 /// One layer's verdict on a call, kept for the audit trail.
@@ -52,6 +53,7 @@ pub struct TestFailure {
 pub struct Engine {
     policy: Policy,
     catalogue: &'static Catalogue,
+    posture: Posture,
 }
 
 /// Stakes per risk class (seed 000's 1..10 scale).
@@ -99,7 +101,25 @@ impl Engine {
         Engine {
             policy,
             catalogue: Catalogue::builtin(),
+            posture: Posture {
+                in_container: false,
+                confidence: crate::posture::Confidence::None,
+                runtime: None,
+                signals: Vec::new(),
+            },
         }
+    }
+
+    /// The same engine, told the sandbox posture it runs in (the scope
+    /// profile's sandbox layer reports or requires it).
+    pub fn with_posture(mut self, posture: Posture) -> Engine {
+        self.posture = posture;
+        self
+    }
+
+    /// The sandbox posture it was told.
+    pub fn posture(&self) -> &Posture {
+        &self.posture
     }
 
     /// The policy in force.
@@ -134,6 +154,59 @@ impl Engine {
         let env = env.with_cwd(&n.cwd);
         let mut verdicts: Vec<LayerVerdict> = Vec::new();
 
+        // The scope profile's layers come first (seed 002): a block there
+        // ends the walk; a manual action class is one more concern.
+        let mut profile_concern: Option<Concern> = None;
+        if self.policy.profile().is_none()
+            && let Some(path) = self.policy.profile_path()
+        {
+            // Named but never read: fail closed rather than run unscoped.
+            let reason = format!("the scope profile {path} named by the policy was not loaded");
+            verdicts.push(LayerVerdict {
+                layer: Layer::Scope,
+                verdict: Verdict::Block,
+                class: RiskClass::R4,
+                reason: reason.clone(),
+                rule: Some("profile".to_string()),
+            });
+            return self.finish(
+                n,
+                verdicts,
+                Some(Verdict::Block),
+                RiskClass::R4,
+                100,
+                Layer::Scope,
+                reason,
+            );
+        }
+        if let Some(profile) = self.policy.profile() {
+            let j = profile.judge(&n, &env, &self.posture);
+            verdicts.extend(j.verdicts);
+            match j.stop {
+                Some((Verdict::Block, layer, reason, _)) => {
+                    return self.finish(
+                        n,
+                        verdicts,
+                        Some(Verdict::Block),
+                        RiskClass::R4,
+                        100,
+                        layer,
+                        reason,
+                    );
+                }
+                Some((verdict, layer, reason, rule)) => {
+                    profile_concern = Some(Concern {
+                        verdict,
+                        class: RiskClass::R3,
+                        layer,
+                        reason,
+                        rule: Some(rule.to_string()),
+                    });
+                }
+                None => {}
+            }
+        }
+
         if self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool)) {
             let reason = format!("{} is on the never_block list", n.tool);
             verdicts.push(LayerVerdict {
@@ -161,7 +234,9 @@ impl Engine {
             self.judge_tool(&n, &env)
         };
 
-        let mut top: Option<Concern> = None;
+        // The profile's own verdicts are already recorded above.
+        let mut top: Option<Concern> = profile_concern;
+        let class = class.max(top.as_ref().map_or(RiskClass::R0, |c| c.class));
         for c in &concerns {
             verdicts.push(LayerVerdict {
                 layer: c.layer,

@@ -17,6 +17,7 @@ pub mod normalize;
 pub mod paths;
 pub mod policy;
 pub mod posture;
+pub mod profile;
 pub mod protocol;
 pub mod redact;
 pub mod shell;

@@ -145,6 +145,8 @@ pub struct Policy {
     escalation_threshold: u32,
     approvals: ApprovalSettings,
     knowledge: std::sync::Arc<KnowledgeSettings>,
+    profile_path: Option<String>,
+    profile: Option<std::sync::Arc<crate::profile::Profile>>,
     tests: Vec<PolicyTest>,
 }
 
@@ -162,6 +164,8 @@ impl Default for Policy {
             escalation_threshold: DEFAULT_ESCALATION_THRESHOLD,
             approvals: ApprovalSettings::default(),
             knowledge: Default::default(),
+            profile_path: None,
+            profile: None,
             tests: Vec::new(),
         }
     }
@@ -250,6 +254,19 @@ impl Policy {
 
         let approvals = parse_approvals(raw.approvals, src, origin)?;
         let knowledge = knowledge::parse_knowledge(raw.knowledge, src, origin)?.into();
+        let profile_path = match raw.profile {
+            None => None,
+            Some(p) if p.get_ref().trim().is_empty() || p.get_ref().contains('\0') => {
+                return Err(at(
+                    p.span().start,
+                    ErrorKind::Value,
+                    "profile is empty — name the scope profile file, e.g. \
+                     profile = \"clinical-assistant.profile.md\" (relative to this file)"
+                        .to_string(),
+                ));
+            }
+            Some(p) => Some(p.get_ref().trim().to_string()),
+        };
 
         let tests = raw
             .tests
@@ -268,6 +285,8 @@ impl Policy {
             escalation_threshold,
             approvals,
             knowledge,
+            profile_path,
+            profile: None,
             tests,
         })
     }
@@ -311,6 +330,24 @@ impl Policy {
     /// The `[knowledge]` settings (defaults when the section is absent).
     pub fn knowledge(&self) -> &std::sync::Arc<KnowledgeSettings> {
         &self.knowledge
+    }
+
+    /// The scope profile file the policy names (`profile = "…"`), as
+    /// written: relative paths are relative to the policy file. The caller
+    /// reads it and attaches it with [`Policy::with_profile`].
+    pub fn profile_path(&self) -> Option<&str> {
+        self.profile_path.as_deref()
+    }
+
+    /// The attached scope profile, if any.
+    pub fn profile(&self) -> Option<&crate::profile::Profile> {
+        self.profile.as_deref()
+    }
+
+    /// The policy with `profile` attached: its layers judge every call.
+    pub fn with_profile(mut self, profile: crate::profile::Profile) -> Policy {
+        self.profile = Some(std::sync::Arc::new(profile));
+        self
     }
 
     /// The `[[test]]` cases, in the order written.

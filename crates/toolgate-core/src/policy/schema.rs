@@ -13,6 +13,7 @@ pub(super) struct RawPolicy {
     pub(super) risk: Option<RawRisk>,
     pub(super) approvals: Option<RawApprovals>,
     pub(super) knowledge: Option<RawKnowledge>,
+    pub(super) profile: Option<Spanned<String>>,
     #[serde(default, rename = "test")]
     pub(super) tests: Vec<Spanned<RawTest>>,
 }

@@ -1,0 +1,137 @@
+//! Scope profiles (seed 002): a Markdown file whose YAML frontmatter says
+//! on whose behalf the agent acts, which actions it may take, how
+//! autonomously, and which hardening layers are on. The policy file names
+//! it (`profile = "…"`); the caller reads the file and hands the text in.
+
+mod layers;
+pub mod model;
+
+pub use layers::{BASE_ALLOWLIST, ProfileJudgement};
+pub use model::{ActionRule, Hardening, ProfileDoc, Tier};
+
+use crate::normalize::NormalizedCall;
+use regex::Regex;
+
+/// A validated profile, ready to judge calls.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// What the file says.
+    pub doc: ProfileDoc,
+    /// Where it came from (a path), for messages.
+    pub origin: String,
+    /// `actions[i].params`, compiled.
+    params: Vec<Option<Regex>>,
+}
+
+/// A profile that does not validate: where, and what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct ProfileError {
+    /// The file.
+    pub origin: String,
+    /// What is wrong, with the path of the offending value (`scope.permitted_actions[2]`).
+    pub message: String,
+}
+
+impl Profile {
+    /// Validates a profile already read into a JSON value (from YAML).
+    pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Profile, ProfileError> {
+        let err = |message: String| ProfileError {
+            origin: origin.to_string(),
+            message,
+        };
+        let doc: ProfileDoc = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            let at = if path == "." {
+                String::new()
+            } else {
+                format!("{path}: ")
+            };
+            err(format!(
+                "{at}{inner} — see docs/profiles.md for the fields and their types"
+            ))
+        })?;
+        if doc.version != 1 {
+            return Err(err(format!(
+                "version: {} is not a known version — use 1",
+                doc.version
+            )));
+        }
+        if doc.scope.permitted_actions.is_empty() {
+            return Err(err(
+                "scope.permitted_actions is empty — name at least one action or tool (with \
+                 tool_policy_lockdown on, nothing else could run)"
+                    .into(),
+            ));
+        }
+        for (i, a) in doc.actions.iter().enumerate() {
+            if a.class.trim().is_empty() || a.tools.is_empty() {
+                return Err(err(format!(
+                    "actions[{i}]: needs a class and at least one tool"
+                )));
+            }
+        }
+        let params = doc
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                a.params
+                    .as_deref()
+                    .map(|p| {
+                        Regex::new(&format!("(?i:{p})")).map_err(|e| {
+                            err(format!("actions[{i}].params is not a valid regex: {e}"))
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Profile {
+            doc,
+            origin: origin.to_string(),
+            params,
+        })
+    }
+
+    /// The action classes of a call: every `actions` rule whose tools name
+    /// the call's tool (or kind, or a `prefix*`) and whose params pattern,
+    /// if any, matches the call's params.
+    pub fn classes_of(&self, n: &NormalizedCall) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut params_text: Option<String> = None;
+        for (rule, re) in self.doc.actions.iter().zip(&self.params) {
+            let tool_hit = rule.tools.iter().any(|t| {
+                let t = t.trim();
+                match t.strip_suffix('*') {
+                    Some(prefix) => n.tool.starts_with(prefix),
+                    None => {
+                        t.eq_ignore_ascii_case(&n.tool) || t.eq_ignore_ascii_case(n.kind.as_str())
+                    }
+                }
+            });
+            if !tool_hit {
+                continue;
+            }
+            if let Some(re) = re {
+                let text = params_text
+                    .get_or_insert_with(|| serde_json::to_string(&n.params).unwrap_or_default());
+                if !re.is_match(text) {
+                    continue;
+                }
+            }
+            if !out.contains(&rule.class) {
+                out.push(rule.class.clone());
+            }
+        }
+        out
+    }
+
+    /// True when the exec allowlist admits `program` (a file name).
+    pub fn exec_allowed(&self, program: &str) -> bool {
+        BASE_ALLOWLIST.contains(&program) || self.doc.exec_allowlist.iter().any(|p| p == program)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -51,6 +51,12 @@ pub fn protocol_text(policy: &Policy) -> String {
         ));
     }
     out.push_str("- Never edit toolgate's policy, data directory or hooks.\n");
+    if let Some(p) = policy
+        .profile()
+        .filter(|p| p.doc.hardening.protocol_injection)
+    {
+        out.push_str(&profile_rules(p));
+    }
     for (list, title) in [
         (RuleList::Deny, "Always blocked"),
         (RuleList::Ask, "Needs approval"),
@@ -69,6 +75,78 @@ pub fn protocol_text(policy: &Policy) -> String {
         }
         out.push_str(&format!("{title}: {}\n", quoted.join(", ")));
     }
+    out
+}
+
+/// Most items quoted from each profile list, and most characters each.
+const MAX_ITEMS: usize = 12;
+const MAX_ITEM_CHARS: usize = 80;
+
+/// The scope profile's hard rules (seed 002's protocol layer): for whom the
+/// agent acts, what it may and must never do, the institution's limits
+/// and the autonomy tiers. Lists are cut so the whole text stays short.
+fn profile_rules(p: &crate::profile::Profile) -> String {
+    let d = &p.doc;
+    let list = |items: &[String]| -> String {
+        let mut v: Vec<String> = items
+            .iter()
+            .take(MAX_ITEMS)
+            .map(|i| i.chars().take(MAX_ITEM_CHARS).collect())
+            .collect();
+        if items.len() > MAX_ITEMS {
+            v.push("…".into());
+        }
+        v.join(", ")
+    };
+    let mut out = String::from("Scope (hard rules; toolgate enforces them):\n");
+    let mut who = d
+        .provider
+        .name
+        .chars()
+        .take(MAX_ITEM_CHARS)
+        .collect::<String>();
+    if let Some(l) = &d.provider.license {
+        who.push_str(&format!(
+            " ({})",
+            l.kind.chars().take(20).collect::<String>()
+        ));
+    }
+    if let Some(s) = &d.provider.specialty {
+        who.push_str(&format!(
+            ", {}",
+            s.chars().take(MAX_ITEM_CHARS).collect::<String>()
+        ));
+    }
+    out.push_str(&format!("- You act for {who}.\n"));
+    out.push_str(&format!(
+        "- Permitted: {}.\n",
+        list(&d.scope.permitted_actions)
+    ));
+    if !d.scope.prohibited_actions.is_empty() {
+        out.push_str(&format!(
+            "- PROHIBITED: {}.\n",
+            list(&d.scope.prohibited_actions)
+        ));
+    }
+    if !d.scope.institutional_limitations.is_empty() {
+        out.push_str(&format!(
+            "- Limitations: {}.\n",
+            list(&d.scope.institutional_limitations)
+        ));
+    }
+    if !d.autonomy.is_empty() {
+        let tiers: Vec<String> = d
+            .autonomy
+            .iter()
+            .take(MAX_ITEMS)
+            .map(|(k, t)| format!("{} {}", k.chars().take(30).collect::<String>(), t.as_str()))
+            .collect();
+        out.push_str(&format!(
+            "- Autonomy: {} (manual: a person approves each call).\n",
+            tiers.join(" | ")
+        ));
+    }
+    out.push_str("- Never act outside these boundaries. If unsure, ask the person you act for.\n");
     out
 }
 

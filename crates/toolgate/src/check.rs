@@ -57,7 +57,37 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
     })?;
     let policy =
         Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    Ok(policy)
+    let Some(rel) = policy.profile_path() else {
+        return Ok(policy);
+    };
+    // A relative profile path is relative to the policy file.
+    let file = path.parent().unwrap_or(Path::new(".")).join(rel);
+    let bytes = std::fs::read(&file).with_context(|| {
+        format!(
+            "policy {} names the scope profile {}, which cannot be read: check the path \
+             (relative to the policy file) and permissions",
+            path.display(),
+            file.display()
+        )
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow!("scope profile {} is not UTF-8 text", file.display()))?;
+    let profile =
+        toolgate_core::profile::Profile::parse_markdown(&text, &file.display().to_string())
+            .map_err(|e| anyhow!("{e}"))?;
+    Ok(policy.with_profile(profile))
+}
+
+/// The engine for `policy`; with a scope profile, told the sandbox posture
+/// this process runs in (read only then: it costs a few file reads).
+pub fn engine_for(policy: Policy) -> Engine {
+    let wants_posture = policy.profile().is_some();
+    let engine = Engine::new(policy);
+    if wants_posture {
+        engine.with_posture(toolgate_store::posture::current())
+    } else {
+        engine
+    }
 }
 
 pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
@@ -69,7 +99,7 @@ pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
             .map_err(|e| anyhow!("{e}"))?;
         return Ok(Engine::new(policy));
     };
-    let engine = Engine::new(load_policy_file(path)?);
+    let engine = engine_for(load_policy_file(path)?);
     let failures = engine.run_policy_tests(&base_env());
     if let Some(f) = failures.first() {
         return Err(anyhow!(

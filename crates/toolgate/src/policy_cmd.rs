@@ -1,10 +1,9 @@
 //! `toolgate policy check | test`.
 
-use crate::check::{base_env, load_policy_file};
+use crate::check::{base_env, engine_for, load_policy_file};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgate_core::engine::Engine;
 use toolgate_core::policy::RuleList;
 
 /// Policy subcommands.
@@ -34,7 +33,7 @@ pub fn run(cmd: PolicyCommand) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let engine = Engine::new(policy);
+    let engine = engine_for(policy);
     let env = base_env();
     let failures = engine.run_policy_tests(&env);
     let total = engine.policy().tests().len();

@@ -369,7 +369,11 @@ fn jsonl_decides_ten_thousand_calls() {
 
 #[test]
 fn policy_commands_check_and_test_the_shipped_presets() {
-    for preset in ["../../policies/default.toml", "../../policies/strict.toml"] {
+    for preset in [
+        "../../policies/default.toml",
+        "../../policies/strict.toml",
+        "../../policies/clinical.toml",
+    ] {
         let out = toolgate(&["policy", "check", preset], "");
         assert_eq!(
             out.status.code(),
@@ -444,4 +448,58 @@ fn protocol_prints_the_agent_rules_within_the_length_bound() {
     let bad = toolgate(&["protocol", "--policy", "/nonexistent/policy.toml"], "");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cannot read policy file"));
+}
+
+#[test]
+fn a_scope_profile_is_loaded_explained_and_its_mistakes_located() {
+    let dir = std::env::temp_dir().join(format!("toolgate-cli-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let policy = dir.join("p.toml");
+    std::fs::write(&policy, "profile = \"scope.profile.md\"\n").unwrap();
+    let policy = policy.to_str().unwrap();
+    // Missing file: the policy cannot load, and says which file.
+    let out = toolgate(
+        &["check", "--policy", policy],
+        r#"{"tool":"Read","params":{"file_path":"/a"}}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scope.profile.md"));
+    // A typo in a hardening switch: refused with the line.
+    std::fs::write(
+        dir.join("scope.profile.md"),
+        "---\nversion: 1\nprovider: {name: X}\nscope:\n  permitted_actions: [read]\nhardening:\n  tool_policy_lockdwn: false\n---\n",
+    )
+    .unwrap();
+    let out = toolgate(&["policy", "check", policy], "");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        err.contains("tool_policy_lockdwn") && err.contains("line 7"),
+        "{err}"
+    );
+    // A good one: reads are permitted, messages denied, and the protocol
+    // text carries the scope within the length bound.
+    std::fs::write(
+        dir.join("scope.profile.md"),
+        "---\nversion: 1\nprovider: {name: Dr. X, license: {type: MD}}\nscope:\n  permitted_actions: [read]\n  prohibited_actions: [message]\nautonomy: {order: manual}\n---\nbody\n",
+    )
+    .unwrap();
+    let ok = toolgate(
+        &["check", "--policy", policy],
+        r#"{"tool":"Read","params":{"file_path":"/a"}}"#,
+    );
+    assert_eq!(json(&ok)["decision"], "allow");
+    let no = toolgate(
+        &["check", "--policy", policy],
+        r#"{"tool":"message","params":{"text":"x"}}"#,
+    );
+    assert_eq!(json(&no)["decision"], "block");
+    let text = toolgate(&["protocol", "--policy", policy], "");
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("You act for Dr. X (MD)") && text.contains("PROHIBITED: message"),
+        "{text}"
+    );
+    assert!(text.split_whitespace().count() < 400, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -34,12 +34,66 @@ pub struct ProfileError {
 }
 
 impl Profile {
-    /// Validates a profile already read into a JSON value (from YAML).
-    pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Profile, ProfileError> {
+    /// The largest profile file read, in bytes.
+    pub const MAX_BYTES: usize = 256 * 1024;
+
+    /// Parses a profile file: Markdown whose YAML frontmatter (between a
+    /// first line `---` and the next `---`) is the profile; the body is for
+    /// people. Errors carry the file's line and column. Hostile YAML
+    /// (alias bombs, deep nesting) is refused by the parser's budgets.
+    pub fn parse_markdown(text: &str, origin: &str) -> Result<Profile, ProfileError> {
         let err = |message: String| ProfileError {
             origin: origin.to_string(),
             message,
         };
+        if text.len() > Profile::MAX_BYTES {
+            return Err(err(format!(
+                "the file is {} bytes; a profile is at most {} — keep the body short",
+                text.len(),
+                Profile::MAX_BYTES
+            )));
+        }
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let Some(rest) = text
+            .strip_prefix("---\n")
+            .or_else(|| text.strip_prefix("---\r\n"))
+        else {
+            return Err(err(
+                "no YAML frontmatter — the file must start with a line `---`, then the profile \
+                 in YAML, then a line `---` (see docs/profiles.md)"
+                    .into(),
+            ));
+        };
+        let mut end = None;
+        let mut pos = 0;
+        for line in rest.split_inclusive('\n') {
+            if line.trim_end() == "---" {
+                end = Some(pos);
+                break;
+            }
+            pos += line.len();
+        }
+        let Some(end) = end else {
+            return Err(err(
+                "the YAML frontmatter is not closed — end it with a line `---`".into(),
+            ));
+        };
+        let doc: ProfileDoc = serde_saphyr::from_str(&rest[..end]).map_err(|e| {
+            // Line 1 of the YAML is line 2 of the file.
+            let at = e
+                .location()
+                .map(|l| format!("line {}, column {}: ", l.line() + 1, l.column()))
+                .unwrap_or_default();
+            err(format!(
+                "{at}{} — see docs/profiles.md for the fields and their types",
+                e.without_snippet()
+            ))
+        })?;
+        Profile::build(doc, origin)
+    }
+
+    /// Validates a profile already read into a JSON value.
+    pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Profile, ProfileError> {
         let doc: ProfileDoc = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
@@ -48,10 +102,21 @@ impl Profile {
             } else {
                 format!("{path}: ")
             };
-            err(format!(
-                "{at}{inner} — see docs/profiles.md for the fields and their types"
-            ))
+            ProfileError {
+                origin: origin.to_string(),
+                message: format!(
+                    "{at}{inner} — see docs/profiles.md for the fields and their types"
+                ),
+            }
         })?;
+        Profile::build(doc, origin)
+    }
+
+    fn build(doc: ProfileDoc, origin: &str) -> Result<Profile, ProfileError> {
+        let err = |message: String| ProfileError {
+            origin: origin.to_string(),
+            message,
+        };
         if doc.version != 1 {
             return Err(err(format!(
                 "version: {} is not a known version — use 1",

@@ -263,3 +263,66 @@ fn validation_names_the_offending_field() {
     d["actions"][0]["params"] = json!("(");
     assert!(err(d).contains("actions[0].params"));
 }
+
+#[test]
+fn the_protocol_text_stays_short_however_long_the_profile() {
+    let mut d = doc(json!({}));
+    let many: Vec<String> = (0..200)
+        .map(|i| format!("action-{i}-{}", "x".repeat(200)))
+        .collect();
+    d["scope"]["permitted_actions"] = json!(many);
+    d["scope"]["institutional_limitations"] = json!(many);
+    let p = Policy::default().with_profile(Profile::from_value(d, "p.md").unwrap());
+    let text = crate::protocol::protocol_text(&p);
+    assert!(
+        text.contains("Permitted: action-0-") && text.contains("…"),
+        "{text}"
+    );
+    // Seed 002: under 500 tokens (~4 characters a token).
+    assert!(
+        text.len() < 2000 * 2 && text.split_whitespace().count() < 500,
+        "{}",
+        text.len()
+    );
+    let off = {
+        let mut d = doc(json!({"protocol_injection": false}));
+        d["provider"]["name"] = json!("Dr. Hidden");
+        Policy::default().with_profile(Profile::from_value(d, "p.md").unwrap())
+    };
+    assert!(!crate::protocol::protocol_text(&off).contains("Dr. Hidden"));
+}
+
+#[test]
+fn markdown_frontmatter_parses_with_lines_and_refuses_hostile_yaml() {
+    let good =
+        "---\nversion: 1\nprovider: {name: A}\nscope:\n  permitted_actions: [read]\n---\n# body\n";
+    assert!(Profile::parse_markdown(good, "g.md").is_ok());
+    let e = Profile::parse_markdown("# no frontmatter\n", "x.md").unwrap_err();
+    assert!(e.message.contains("no YAML frontmatter"), "{e}");
+    let e = Profile::parse_markdown("---\nversion: 1\n", "x.md").unwrap_err();
+    assert!(e.message.contains("not closed"), "{e}");
+    let e = Profile::parse_markdown(
+        "---\nversion: 1\nprovider: {name: A}\nscope:\n  permitted_actions: read\n---\n",
+        "x.md",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("line 5"), "{e}");
+    let laughs = "---\na: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n\
+        c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n\
+        e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n---\n";
+    assert!(Profile::parse_markdown(laughs, "x.md").is_err());
+    let deep = format!(
+        "---\nversion: {}1{}\n---\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    assert!(Profile::parse_markdown(&deep, "x.md").is_err());
+    let nested = format!(
+        "---\nversion: 1\nprovider:\n{}\n---\n",
+        (0..2000)
+            .map(|i| format!("{}k{i}:", " ".repeat(i * 2 + 2)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let _ = Profile::parse_markdown(&nested, "x.md");
+}

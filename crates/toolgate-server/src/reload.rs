@@ -17,21 +17,33 @@ use toolgate_core::time::rfc3339_ms;
 /// Quiet time before a burst of file events counts as one change.
 const DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// Starts watching the policy file (if any) and SIGHUP; each trigger
-/// reloads. Returns the watcher, which must be kept alive.
+/// Starts watching the policy file (if any), the scope profile it names
+/// (if any) and SIGHUP; each trigger reloads. Returns the watchers, which
+/// must be kept alive.
 pub fn start(app: &Arc<App>) -> Option<Box<dyn std::any::Any + Send>> {
     let (tx, mut rx) = mpsc::channel::<&'static str>(4);
-    let mut keep: Option<Box<dyn std::any::Any + Send>> = None;
-    if let Some(path) = app.source.watch.clone() {
+    let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
+    // The policy file, and the scope profile it names (a change to either
+    // reloads both).
+    let profile = app
+        .gate
+        .load()
+        .engine()
+        .policy()
+        .profile()
+        .map(|p| PathBuf::from(&p.origin));
+    for path in app.source.watch.iter().cloned().chain(profile) {
         match watch(&path, tx.clone()) {
-            Ok(w) => keep = Some(w),
+            Ok(w) => keep.push(w),
             Err(e) => tracing::warn!(
                 error = %e,
                 path = %path.display(),
-                "cannot watch the policy file; reload with SIGHUP"
+                "cannot watch the policy or profile file; reload with SIGHUP"
             ),
         }
     }
+    let keep: Option<Box<dyn std::any::Any + Send>> =
+        (!keep.is_empty()).then(|| Box::new(keep) as Box<dyn std::any::Any + Send>);
     #[cfg(unix)]
     {
         let tx = tx.clone();

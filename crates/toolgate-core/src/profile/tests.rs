@@ -326,3 +326,76 @@ fn markdown_frontmatter_parses_with_lines_and_refuses_hostile_yaml() {
     );
     let _ = Profile::parse_markdown(&nested, "x.md");
 }
+
+/// The published JSON Schema and the model agree: every property the
+/// schema names is accepted, one it does not name is refused, and the
+/// shipped example uses only what the schema names.
+#[test]
+fn the_json_schema_matches_the_model_and_the_example() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../docs/profile.schema.json")).unwrap();
+    let props = |v: &serde_json::Value| -> Vec<String> {
+        v["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for key in props(&schema["properties"]["hardening"]) {
+        let d = doc(json!({ key.clone(): true }));
+        assert!(Profile::from_value(d, "p.md").is_ok(), "hardening.{key}");
+    }
+    for (section, sample) in [("scope", json!(["x"])), ("provider", json!("x"))] {
+        for key in props(&schema["properties"][section]) {
+            let mut d = doc(json!({}));
+            if key == "license" {
+                continue;
+            }
+            d[section][&key] = sample.clone();
+            if key == "permitted_actions" || section == "provider" {
+                d[section][&key] = if section == "provider" {
+                    json!("x")
+                } else {
+                    json!(["x"])
+                };
+            }
+            assert!(Profile::from_value(d, "p.md").is_ok(), "{section}.{key}");
+        }
+    }
+    let mut top = props(&schema);
+    top.sort();
+    assert_eq!(
+        top,
+        [
+            "actions",
+            "autonomy",
+            "exec_allowlist",
+            "hardening",
+            "provider",
+            "scope",
+            "version"
+        ]
+    );
+    // The example: every key it uses is in the schema.
+    let text = include_str!("../../../../policies/clinical-assistant.profile.md");
+    let fm = text.split("---\n").nth(1).unwrap();
+    let example: serde_json::Value = serde_saphyr::from_str(fm).unwrap();
+    fn walk(v: &serde_json::Value, s: &serde_json::Value, at: &str) {
+        if let (Some(obj), Some(p)) = (v.as_object(), s["properties"].as_object()) {
+            for (k, val) in obj {
+                let sub = p
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{at}.{k} is not in the schema"));
+                walk(val, sub, &format!("{at}.{k}"));
+            }
+        }
+        if let (Some(arr), Some(items)) = (v.as_array(), s.get("items")) {
+            for x in arr {
+                walk(x, items, &format!("{at}[]"));
+            }
+        }
+    }
+    walk(&example, &schema, "");
+    assert!(Profile::parse_markdown(text, "clinical-assistant.profile.md").is_ok());
+}

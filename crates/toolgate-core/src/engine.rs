@@ -207,7 +207,10 @@ impl Engine {
             }
         }
 
-        if self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool)) {
+        // never_block cannot lift what the scope profile holds for a person.
+        let never_block =
+            self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool));
+        if never_block && profile_concern.is_none() {
             let reason = format!("{} is on the never_block list", n.tool);
             verdicts.push(LayerVerdict {
                 layer: Layer::Policy,

@@ -91,7 +91,7 @@ fn profile_rules(p: &crate::profile::Profile) -> String {
         let mut v: Vec<String> = items
             .iter()
             .take(MAX_ITEMS)
-            .map(|i| i.chars().take(MAX_ITEM_CHARS).collect())
+            .map(|i| clean(i, MAX_ITEM_CHARS))
             .collect();
         if items.len() > MAX_ITEMS {
             v.push("…".into());
@@ -139,7 +139,7 @@ fn profile_rules(p: &crate::profile::Profile) -> String {
             .autonomy
             .iter()
             .take(MAX_ITEMS)
-            .map(|(k, t)| format!("{} {}", k.chars().take(30).collect::<String>(), t.as_str()))
+            .map(|(k, t)| format!("{} {}", clean(k, 30), t.as_str()))
             .collect();
         out.push_str(&format!(
             "- Autonomy: {} (manual: a person approves each call).\n",
@@ -147,7 +147,32 @@ fn profile_rules(p: &crate::profile::Profile) -> String {
         ));
     }
     out.push_str("- Never act outside these boundaries. If unsure, ask the person you act for.\n");
+    // One budget for the whole section, whatever the lists hold (multi-byte
+    // text tokenizes densely): ~1,200 characters stays well under 500 tokens
+    // with the fixed text above.
+    if out.chars().count() > MAX_PROFILE_CHARS {
+        out = out.chars().take(MAX_PROFILE_CHARS).collect();
+        out.push_str("…\n");
+    }
     out
+}
+
+/// The most characters the profile adds to the protocol text.
+const MAX_PROFILE_CHARS: usize = 1200;
+
+/// A profile string as one plain line: control characters and line breaks
+/// become spaces (a limitation cannot start a bullet of its own), leading
+/// Markdown markers go, at most `max` characters.
+fn clean(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+    flat.trim_start_matches(['-', '#', '*', '>', ' '])
+        .chars()
+        .take(max)
+        .collect()
 }
 
 fn humanize(secs: u64) -> String {

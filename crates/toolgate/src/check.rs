@@ -75,7 +75,22 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
     let profile =
         toolgate_core::profile::Profile::parse_markdown(&text, &file.display().to_string())
             .map_err(|e| anyhow!("{e}"))?;
-    Ok(policy.with_profile(profile))
+    // The agent may not rewrite what scopes it: the policy and the profile
+    // are protected files (as written and as resolved through links).
+    let abs = |p: &Path| -> Vec<String> {
+        let mut v = Vec::new();
+        if let Ok(c) = std::fs::canonicalize(p) {
+            v.push(c.display().to_string());
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            v.push(toolgate_core::paths::normalize_abs(
+                &cwd.join(p).display().to_string(),
+            ));
+        }
+        v
+    };
+    let files = abs(path).into_iter().chain(abs(&file));
+    Ok(policy.with_profile(profile.protecting(files)))
 }
 
 /// The engine for `policy`; with a scope profile, told the sandbox posture

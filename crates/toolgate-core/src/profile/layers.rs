@@ -14,10 +14,89 @@ use crate::posture::Posture;
 use crate::shell;
 
 /// Read-only programs the exec allowlist always admits (seed 002's base
-/// set, by name: a path is judged by its file name).
+/// set less `git`, whose subcommands, hooks and `GIT_*` variables run other
+/// programs and reach the network; add it to `exec_allowlist` knowingly).
 pub const BASE_ALLOWLIST: &[&str] = &[
-    "cat", "ls", "head", "tail", "wc", "git", "grep", "find", "pwd", "echo", "date",
+    "cat", "ls", "head", "tail", "wc", "grep", "find", "pwd", "echo", "date",
 ];
+
+/// Where an allowlisted program may be called by path (`/usr/bin/cat`);
+/// anywhere else (`./x/cat`) it is another program with the same name.
+const TRUSTED_DIRS: &[&str] = &[
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+];
+
+/// Redirection targets that write nothing.
+const HARMLESS_SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
+
+/// Why one simple command is outside the allowlist, if it is.
+fn exec_refusal(p: &Profile, cmd: &shell::SimpleCommand) -> Option<String> {
+    let program = cmd.program.rsplit('/').next().unwrap_or(&cmd.program);
+    if !p.exec_allowed(program) {
+        return Some(format!(
+            "`{program}` is not on the scope profile's exec allowlist"
+        ));
+    }
+    // The program as written (the analyzer names commands by file name).
+    let written = cmd
+        .argv
+        .first()
+        .map_or(cmd.program.as_str(), |w| w.text.as_str());
+    for name in [written, cmd.program.as_str()] {
+        if name.contains('/') && !TRUSTED_DIRS.iter().any(|d| name.starts_with(d)) {
+            return Some(format!(
+                "`{name}` is not the system's `{program}` (only /bin, /usr/bin, /usr/local/bin)"
+            ));
+        }
+    }
+    if let Some((name, _)) = cmd.assignments.first() {
+        return Some(format!(
+            "`{name}=…` changes what `{program}` runs or loads; the allowlist admits plain commands"
+        ));
+    }
+    for r in &cmd.redirects {
+        let writes = matches!(
+            r.kind,
+            shell::RedirectKind::Write
+                | shell::RedirectKind::Append
+                | shell::RedirectKind::ReadWrite
+        );
+        if writes && !HARMLESS_SINKS.contains(&r.target.text.as_str()) {
+            return Some(format!(
+                "`{program}` writes to {} through a redirection; the allowlist admits read-only commands",
+                r.target.text
+            ));
+        }
+    }
+    let args: Vec<&str> = cmd.args().iter().map(|w| w.text.as_str()).collect();
+    let writes = match program {
+        "find" => args.iter().any(|a| {
+            matches!(
+                *a,
+                "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" | "-ok" | "-okdir"
+            )
+        }),
+        "sort" => args.iter().any(|a| {
+            *a == "-o"
+                || a.starts_with("--output")
+                || a.starts_with("--compress-program")
+                || (a.starts_with("-o") && !a.starts_with("--"))
+        }),
+        "uniq" => args.iter().filter(|a| !a.starts_with('-')).count() >= 2,
+        "tee" | "dd" | "cp" | "mv" | "rm" | "install" => true,
+        _ => false,
+    };
+    writes.then(|| {
+        format!(
+            "`{}` writes or deletes files; the allowlist admits read-only commands",
+            cmd.display()
+        )
+    })
+}
 
 /// What the profile says about one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +119,43 @@ fn verdict(layer: Layer, v: Verdict, class: RiskClass, rule: &str, reason: Strin
 }
 
 impl Profile {
+    /// Why the call touches a protected file, if it does: writes or deletes
+    /// it, or names it anywhere in a command (argument or redirection).
+    fn touches_protected(&self, n: &NormalizedCall, env: &Env) -> Option<String> {
+        let protected = |p: &str| self.protected.iter().any(|x| x == p);
+        for t in &n.paths {
+            if t.access != crate::normalize::Access::Read && protected(&t.path) {
+                return Some(format!(
+                    "{} changes {}, which guards this agent",
+                    n.tool, t.path
+                ));
+            }
+        }
+        for text in n.command.iter().chain(n.alt_commands.iter()) {
+            for cmd in &shell::analyze(text, env).commands {
+                let here = env.with_cwd(cmd.cwd.as_deref().unwrap_or(&env.cwd));
+                let words = cmd
+                    .args()
+                    .iter()
+                    .map(|w| &w.text)
+                    .chain(cmd.redirects.iter().map(|r| &r.target.text));
+                for w in words {
+                    if w.is_empty() {
+                        continue;
+                    }
+                    let abs = here.resolve(w);
+                    if protected(&abs) || self.protected.iter().any(|x| w.contains(x.as_str())) {
+                        return Some(format!(
+                            "the command names {abs}, which guards this agent; it may not be \
+                             touched from inside the agent"
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Judges a normalized call (in `env`, with the sandbox `posture`).
     pub fn judge(&self, n: &NormalizedCall, env: &Env, posture: &Posture) -> ProfileJudgement {
         let h = &self.doc.hardening;
@@ -64,13 +180,29 @@ impl Profile {
             .chain(std::iter::once(n.kind.as_str()))
             .chain(classes.iter().map(String::as_str))
             .collect();
+        // An MCP tool's kind is a guess from its name (`get_and_post` reads
+        // as a read): it may make a tool prohibited, never permitted.
+        let permit_names: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|x| n.mcp.is_none() || *x != n.kind.as_str())
+            .collect();
         let scope = &self.doc.scope;
-        let listed = |list: &[String]| {
+        let find_in = |names: &[&str], list: &[String]| {
             names
                 .iter()
                 .find(|n| list.iter().any(|l| l.eq_ignore_ascii_case(n)))
                 .map(|s| s.to_string())
         };
+        let listed = |list: &[String]| find_in(&names, list);
+        let permitted = |list: &[String]| find_in(&permit_names, list);
+
+        // 0. The policy, the profile and the sandbox markers are never
+        // written or named by a call (whatever the switches say).
+        if let Some(why) = self.touches_protected(n, env) {
+            block(&mut out, Layer::Scope, "protected_files", why);
+            return out;
+        }
         if !h.tool_policy_lockdown {
             out.verdicts.push(verdict(
                 Layer::Scope,
@@ -87,7 +219,7 @@ impl Profile {
                 format!("`{hit}` is a prohibited action in the scope profile"),
             );
             return out;
-        } else if let Some(hit) = listed(&scope.permitted_actions) {
+        } else if let Some(hit) = permitted(&scope.permitted_actions) {
             out.verdicts.push(verdict(
                 Layer::Scope,
                 Verdict::Allow,
@@ -152,14 +284,8 @@ impl Profile {
                     return out;
                 }
                 for cmd in &a.commands {
-                    let program = cmd.program.rsplit('/').next().unwrap_or(&cmd.program);
-                    if !self.exec_allowed(program) {
-                        block(
-                            &mut out,
-                            Layer::Exec,
-                            "exec_allowlist",
-                            format!("`{program}` is not on the scope profile's exec allowlist"),
-                        );
+                    if let Some(why) = exec_refusal(self, cmd) {
+                        block(&mut out, Layer::Exec, "exec_allowlist", why);
                         return out;
                     }
                 }

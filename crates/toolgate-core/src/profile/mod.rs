@@ -19,8 +19,12 @@ pub struct Profile {
     pub doc: ProfileDoc,
     /// Where it came from (a path), for messages.
     pub origin: String,
-    /// `actions[i].params`, compiled.
-    params: Vec<Option<Regex>>,
+    /// `actions[i].paths`, compiled.
+    paths: Vec<Option<Regex>>,
+    /// Files no call may write, name in a command, or redirect to: the
+    /// policy and the profile themselves (set by the loader, absolute), and
+    /// the files the sandbox detection trusts.
+    protected: Vec<String>,
 }
 
 /// A profile that does not validate: where, and what to fix.
@@ -137,16 +141,16 @@ impl Profile {
                 )));
             }
         }
-        let params = doc
+        let paths = doc
             .actions
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                a.params
+                a.paths
                     .as_deref()
                     .map(|p| {
-                        Regex::new(&format!("(?i:{p})")).map_err(|e| {
-                            err(format!("actions[{i}].params is not a valid regex: {e}"))
+                        Regex::new(p).map_err(|e| {
+                            err(format!("actions[{i}].paths is not a valid regex: {e}"))
                         })
                     })
                     .transpose()
@@ -155,35 +159,48 @@ impl Profile {
         Ok(Profile {
             doc,
             origin: origin.to_string(),
-            params,
+            paths,
+            protected: vec!["/.dockerenv".into(), "/run/.containerenv".into()],
         })
     }
 
+    /// The same profile, also protecting `files` (absolute paths: the
+    /// policy file and this profile, as the loader found them).
+    pub fn protecting(mut self, files: impl IntoIterator<Item = String>) -> Profile {
+        for f in files {
+            if !self.protected.contains(&f) {
+                self.protected.push(f);
+            }
+        }
+        self
+    }
+
+    /// The files no call may touch for writing or name in a command.
+    pub fn protected(&self) -> &[String] {
+        &self.protected
+    }
+
     /// The action classes of a call: every `actions` rule whose tools name
-    /// the call's tool (or kind, or a `prefix*`) and whose params pattern,
-    /// if any, matches the call's params.
+    /// the call's tool (or kind, or a `prefix*`, without case) and whose
+    /// `paths` pattern, if any, matches a path the call touches.
     pub fn classes_of(&self, n: &NormalizedCall) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        let mut params_text: Option<String> = None;
-        for (rule, re) in self.doc.actions.iter().zip(&self.params) {
+        let tool = n.tool.to_ascii_lowercase();
+        for (rule, re) in self.doc.actions.iter().zip(&self.paths) {
             let tool_hit = rule.tools.iter().any(|t| {
-                let t = t.trim();
+                let t = t.trim().to_ascii_lowercase();
                 match t.strip_suffix('*') {
-                    Some(prefix) => n.tool.starts_with(prefix),
-                    None => {
-                        t.eq_ignore_ascii_case(&n.tool) || t.eq_ignore_ascii_case(n.kind.as_str())
-                    }
+                    Some(prefix) => tool.starts_with(prefix),
+                    None => t == tool || t == n.kind.as_str(),
                 }
             });
             if !tool_hit {
                 continue;
             }
-            if let Some(re) = re {
-                let text = params_text
-                    .get_or_insert_with(|| serde_json::to_string(&n.params).unwrap_or_default());
-                if !re.is_match(text) {
-                    continue;
-                }
+            if let Some(re) = re
+                && !n.paths.iter().any(|p| re.is_match(&p.path))
+            {
+                continue;
             }
             if !out.contains(&rule.class) {
                 out.push(rule.class.clone());

@@ -135,18 +135,19 @@ impl Default for Hardening {
     }
 }
 
-/// Calls of these tools (and, if given, whose params match `params`) are of
-/// action class `class`.
+/// Calls of these tools (and, if given, touching a path that matches
+/// `paths`) are of action class `class`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionRule {
     /// The action class (`chart`, `order`, `charge`, `perform`, …).
     pub class: String,
     /// Tool names or kinds (`write`, `exec`, `mcp__ehr__create_order`, a
-    /// trailing `*` for a prefix: `mcp__ehr__*`).
+    /// trailing `*` for a prefix: `mcp__ehr__*`), compared without case.
     pub tools: Vec<String>,
-    /// A regex over the call's params as JSON text (case-insensitive);
-    /// absent: every call of those tools.
+    /// A regex over the absolute, normalized paths the call touches (`..`
+    /// resolved); the rule applies only when one matches. Never over free
+    /// params: an agent chooses those, and could claim any class with them.
     #[serde(default)]
-    pub params: Option<String>,
+    pub paths: Option<String>,
 }

@@ -137,6 +137,8 @@ fn main() {
         serde_json::from_value(serde_json::json!({"tool": "exec", "params": {"command": cmd}}))
             .expect("call")
     };
+    // The engine normalizes a call before the knowledge layer sees it.
+    let normalized = |c: &ToolCall| toolgate_core::normalize::normalize(c, &env);
     let calls: Vec<ToolCall> = (0..5000)
         .map(|i| {
             call(format!(
@@ -173,7 +175,7 @@ fn main() {
     let mut found = 0usize;
     for (i, c) in calls.iter().take(500).enumerate() {
         let kb = fresh();
-        let l = kb.lookup(&*store, c, &env, risks[i % 3]);
+        let l = kb.lookup(&*store, &normalized(c), &env, risks[i % 3]);
         assert!(l.errors.is_empty(), "{:?}", l.errors);
         found += l.found.sops.len() + l.found.memories.len();
         cold.push(l.elapsed_us);
@@ -184,19 +186,22 @@ fn main() {
     // Warm caches, distinct calls: SOP files cached, memory searches new.
     let kb = fresh();
     for c in calls.iter().take(200) {
-        kb.lookup(&*store, c, &env, RiskClass::R1);
+        kb.lookup(&*store, &normalized(c), &env, RiskClass::R1);
     }
     let warm: Vec<u64> = calls
         .iter()
         .skip(200)
-        .map(|c| kb.lookup(&*store, c, &env, RiskClass::R1).elapsed_us)
+        .map(|c| {
+            kb.lookup(&*store, &normalized(c), &env, RiskClass::R1)
+                .elapsed_us
+        })
         .collect();
     report("lookup, distinct calls (SOP cache warm)", warm);
 
     // Repeated calls: everything from cache.
     let repeat: Vec<u64> = (0..5000)
         .map(|i| {
-            kb.lookup(&*store, &calls[i % 50], &env, RiskClass::R1)
+            kb.lookup(&*store, &normalized(&calls[i % 50]), &env, RiskClass::R1)
                 .elapsed_us
         })
         .collect();

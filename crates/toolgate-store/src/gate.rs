@@ -5,7 +5,9 @@
 //! time the caller sees it.
 
 use crate::escalation::{Resolution, relay_decision};
-use crate::knowledge::{AckError, KnowledgeBase, KnowledgeStats, Lookup, ack_scope, put_acks};
+use crate::knowledge::{
+    AckError, KnowledgeBase, KnowledgeStats, Lookup, ack_scope, acknowledge_in, put_acks,
+};
 use crate::memory::Shown;
 use crate::operator::{VoteInput, VoteOutcome, vote_in};
 use crate::{Clock, Store, StoreError, Tx, random_hex};
@@ -203,7 +205,7 @@ impl Gate {
                 self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
             wanted.then(|| {
                 self.knowledge
-                    .lookup(&*self.store, &call, &env, a.decision.risk)
+                    .lookup(&*self.store, &a.call, &env, a.decision.risk)
             })
         });
         Judged {
@@ -564,50 +566,22 @@ impl Gate {
             d.layer = Layer::Knowledge;
             d
         };
-        if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(answer(
-                Verdict::Block,
-                format!(
-                    "{} needs {{\"id\": \"<id>\"}} from the TOOLGATE_ACK line",
-                    call.tool
-                ),
-            ));
-        }
-        let shown = match tx.shown(id)? {
-            Some(s) if s.expires_ms > now && s.scope == ack_scope(call) => s,
-            Some(s) if s.expires_ms > now => {
-                return Ok(answer(
-                    Verdict::Block,
-                    format!("knowledge {id} was shown to another session; it acknowledges its own"),
-                ));
-            }
-            Some(_) => {
-                return Ok(answer(
-                    Verdict::Block,
-                    format!(
-                        "knowledge {id} was shown too long ago — retry the call to see it again"
-                    ),
-                ));
-            }
-            None => {
-                return Ok(answer(
-                    Verdict::Block,
-                    format!(
-                        "no knowledge was shown under id {id} — copy it from the TOOLGATE_ACK line"
-                    ),
-                ));
-            }
-        };
         let ttl = self.knowledge.settings().cooldown.as_millis() as i64;
-        put_acks(tx, &shown, &ack_scope(call), "tool", now, ttl, trace)?;
-        self.knowledge.stats().acked(false);
-        Ok(answer(
-            Verdict::Allow,
-            format!(
-                "knowledge {id} acknowledged for {}; retry the call",
-                humanize_ms(ttl)
-            ),
-        ))
+        let scope = ack_scope(call);
+        match acknowledge_in(tx, id, &scope, "tool", Some(&scope), now, ttl, trace) {
+            Ok(_) => {
+                self.knowledge.stats().acked(false);
+                Ok(answer(
+                    Verdict::Allow,
+                    format!(
+                        "knowledge {id} acknowledged for {}; retry the call",
+                        humanize_ms(ttl)
+                    ),
+                ))
+            }
+            Err(AckError::Store(e)) => Err(e),
+            Err(e) => Ok(answer(Verdict::Block, e.to_string())),
+        }
     }
 }
 

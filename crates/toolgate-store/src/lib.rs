@@ -160,14 +160,6 @@ pub trait Tx {
     fn put_shown(&mut self, s: &Shown) -> Result<(), StoreError>;
     /// The knowledge-shown record with this id, expired or not.
     fn shown(&mut self, id: &str) -> Result<Option<Shown>, StoreError>;
-    /// The newest record for this binding and scope shown at or after
-    /// `since_ms` (expired or not).
-    fn shown_for(
-        &mut self,
-        binding: &str,
-        scope: &str,
-        since_ms: i64,
-    ) -> Result<Option<Shown>, StoreError>;
     /// Knowledge shown in `scope` at or after `since_ms`, newest first, at
     /// most `limit` records.
     fn shown_in_scope(

@@ -378,23 +378,23 @@ fn a_memory_id_is_never_reused() {
 
 #[test]
 fn a_project_named_oddly_still_gets_its_own_sops_when_enabled() {
-    let w = world("project_sops = true");
-    let proj = w.sops.parent().unwrap().join("Projects/my app");
+    // A project whose name cannot name an SOP file (a space) still gets the
+    // SOPs in its own directory.
+    let root = TempDir::new("projects");
+    let proj = root.0.join("my app");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(
         proj.join("deploy.ai.sop"),
         "## Gotchas\nthe app has no staging\n",
     )
     .unwrap();
-    let roots = format!(
+    let w = world(&format!(
         "project_sops = true\nproject_roots = [{:?}]",
-        proj.parent().unwrap().display().to_string()
-    );
-    let w2 = world(&roots);
+        root.0.display().to_string()
+    ));
     let mut c = exec("make deploy");
     c.cwd = Some(proj.display().to_string());
-    let d = w2.gate.check(&c).unwrap();
+    let d = w.gate.check(&c).unwrap();
     assert!(d.needs_ack(), "{d:?}");
     assert!(d.context.unwrap().contains("no staging"));
-    drop(w);
 }

@@ -679,20 +679,33 @@ fn shown_records_put_get_newest_and_prune() {
     let mut tx = s.begin().unwrap();
     assert_eq!(tx.shown("a").unwrap(), Some(shown("a", "b1", "s1", T0)));
     assert_eq!(tx.shown("zz").unwrap(), None);
-    assert_eq!(tx.shown_for("b1", "s1", T0).unwrap().unwrap().id, "b");
-    assert_eq!(tx.shown_for("b1", "s1", T0 + 10).unwrap().unwrap().id, "b");
-    assert_eq!(tx.shown_for("b1", "s1", T0 + 11).unwrap(), None);
-    assert_eq!(tx.shown_for("b1", "s2", 0).unwrap().unwrap().id, "c");
-    assert_eq!(tx.shown_for("b3", "s1", 0).unwrap(), None);
+    let ids = |v: Vec<Shown>| v.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(tx.shown_in_scope("s1", T0, 10).unwrap()),
+        ["d", "b", "a"]
+    );
+    assert_eq!(
+        ids(tx.shown_in_scope("s1", T0 + 10, 10).unwrap()),
+        ["d", "b"]
+    );
+    assert_eq!(ids(tx.shown_in_scope("s1", T0, 1).unwrap()), ["d"]);
+    assert_eq!(
+        ids(tx.shown_in_scope("s1", T0 + 31, 10).unwrap()),
+        Vec::<String>::new()
+    );
+    assert_eq!(ids(tx.shown_in_scope("s2", 0, 10).unwrap()), ["c"]);
     // Replacing by id.
     let mut again = shown("a", "b1", "s1", T0 + 50);
     again.keys = vec![];
     tx.put_shown(&again).unwrap();
-    assert_eq!(tx.shown_for("b1", "s1", 0).unwrap(), Some(again.clone()));
+    assert_eq!(tx.shown_in_scope("s1", 0, 10).unwrap()[0], again);
     // Rolled back when dropped.
     drop(tx);
     let mut tx = s.begin().unwrap();
-    assert_eq!(tx.shown_for("b1", "s1", 0).unwrap().unwrap().id, "b");
+    assert_eq!(
+        ids(tx.shown_in_scope("s1", 0, 10).unwrap()),
+        ["d", "b", "a"]
+    );
     // Prune: strictly before now.
     assert_eq!(tx.prune_shown(T0 + 1_000).unwrap(), 0);
     assert_eq!(tx.prune_shown(T0 + 1_011).unwrap(), 2);

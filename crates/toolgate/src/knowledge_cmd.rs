@@ -114,10 +114,11 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
             let gate = gate(policy.as_deref(), data)?;
             let engine = gate.engine();
             let env = engine.env_for(&call, &base_env());
-            let decided = engine.decide(&call, &base_env()).decision;
+            let assessed = engine.decide(&call, &base_env());
+            let decided = assessed.decision;
             let kb = gate.knowledge();
             let settings = kb.settings();
-            let lookup = kb.lookup(&**gate.store(), &call, &env, decided.risk);
+            let lookup = kb.lookup(&**gate.store(), &assessed.call, &env, decided.risk);
             let result = outcome(settings, &lookup.found, &|_| false);
             let what = match &result {
                 Outcome::Nothing => "nothing applies",

@@ -121,7 +121,12 @@ fn verdict(layer: Layer, v: Verdict, class: RiskClass, rule: &str, reason: Strin
 impl Profile {
     /// Why the call touches a protected file, if it does: writes or deletes
     /// it, or names it anywhere in a command (argument or redirection).
-    fn touches_protected(&self, n: &NormalizedCall, env: &Env) -> Option<String> {
+    fn touches_protected(
+        &self,
+        n: &NormalizedCall,
+        env: &Env,
+        analyses: &[shell::ShellAnalysis],
+    ) -> Option<String> {
         let protected = |p: &str| self.protected.iter().any(|x| x == p);
         for t in &n.paths {
             if t.access != crate::normalize::Access::Read && protected(&t.path) {
@@ -131,8 +136,8 @@ impl Profile {
                 ));
             }
         }
-        for text in n.command.iter().chain(n.alt_commands.iter()) {
-            for cmd in &shell::analyze(text, env).commands {
+        for a in analyses {
+            for cmd in &a.commands {
                 let here = env.with_cwd(cmd.cwd.as_deref().unwrap_or(&env.cwd));
                 let words = cmd
                     .args()
@@ -164,6 +169,10 @@ impl Profile {
             stop: None,
         };
         let classes = self.classes_of(n);
+        let pass = |out: &mut ProfileJudgement, layer, rule: &str, why: String| {
+            out.verdicts
+                .push(verdict(layer, Verdict::Allow, RiskClass::R0, rule, why));
+        };
         let block = |out: &mut ProfileJudgement, layer, rule: &'static str, why: String| {
             out.verdicts.push(verdict(
                 layer,
@@ -199,18 +208,27 @@ impl Profile {
 
         // 0. The policy, the profile and the sandbox markers are never
         // written or named by a call (whatever the switches say).
-        if let Some(why) = self.touches_protected(n, env) {
+        // Every command text the call carries, analysed once for both the
+        // protected files and the allowlist.
+        let texts: Vec<&str> = n
+            .command
+            .iter()
+            .chain(n.alt_commands.iter())
+            .map(String::as_str)
+            .collect();
+        let analyses: Vec<shell::ShellAnalysis> =
+            texts.iter().map(|t| shell::analyze(t, env)).collect();
+        if let Some(why) = self.touches_protected(n, env, &analyses) {
             block(&mut out, Layer::Scope, "protected_files", why);
             return out;
         }
         if !h.tool_policy_lockdown {
-            out.verdicts.push(verdict(
+            pass(
+                &mut out,
                 Layer::Scope,
-                Verdict::Allow,
-                RiskClass::R0,
                 "tool_policy_lockdown",
                 "tool policy lockdown is off in the profile".into(),
-            ));
+            );
         } else if let Some(hit) = listed(&scope.prohibited_actions) {
             block(
                 &mut out,
@@ -220,13 +238,12 @@ impl Profile {
             );
             return out;
         } else if let Some(hit) = permitted(&scope.permitted_actions) {
-            out.verdicts.push(verdict(
+            pass(
+                &mut out,
                 Layer::Scope,
-                Verdict::Allow,
-                RiskClass::R0,
                 "tool_policy_lockdown",
                 format!("`{hit}` is a permitted action"),
-            ));
+            );
         } else {
             block(
                 &mut out,
@@ -246,20 +263,13 @@ impl Profile {
         }
 
         // 2. Exec allowlist: every program every command would run.
-        let texts: Vec<&str> = n
-            .command
-            .iter()
-            .chain(n.alt_commands.iter())
-            .map(String::as_str)
-            .collect();
         if !h.exec_approval {
-            out.verdicts.push(verdict(
+            pass(
+                &mut out,
                 Layer::Exec,
-                Verdict::Allow,
-                RiskClass::R0,
                 "exec_allowlist",
                 "exec allowlist is off in the profile".into(),
-            ));
+            );
         } else if n.kind == crate::normalize::ToolKind::Exec || !texts.is_empty() {
             if texts.iter().all(|t| t.trim().is_empty()) {
                 block(
@@ -270,8 +280,7 @@ impl Profile {
                 );
                 return out;
             }
-            for t in &texts {
-                let a = shell::analyze(t, env);
+            for a in &analyses {
                 if let Some(o) = a.opaque.first() {
                     block(
                         &mut out,
@@ -290,13 +299,12 @@ impl Profile {
                     }
                 }
             }
-            out.verdicts.push(verdict(
+            pass(
+                &mut out,
                 Layer::Exec,
-                Verdict::Allow,
-                RiskClass::R0,
                 "exec_allowlist",
                 "every program is on the exec allowlist".into(),
-            ));
+            );
         }
 
         // 4. Sandbox posture.
@@ -316,10 +324,9 @@ impl Profile {
             );
             return out;
         }
-        out.verdicts.push(verdict(
+        pass(
+            &mut out,
             Layer::Posture,
-            Verdict::Allow,
-            RiskClass::R0,
             "docker_sandbox",
             if !h.docker_sandbox && !h.require_sandbox {
                 "sandbox reporting is off in the profile".into()
@@ -328,17 +335,16 @@ impl Profile {
             } else {
                 format!("not sandboxed ({seen}); reported, not enforced")
             },
-        ));
+        );
 
         // 5. Safety guard: autonomy tiers of the call's action classes.
         if !h.safety_guard {
-            out.verdicts.push(verdict(
+            pass(
+                &mut out,
                 Layer::Scope,
-                Verdict::Allow,
-                RiskClass::R0,
                 "safety_guard",
                 "safety guard is off in the profile".into(),
-            ));
+            );
         } else {
             let manual = classes
                 .iter()
@@ -370,33 +376,31 @@ impl Profile {
                             format!("{c}: {}", t.as_str())
                         })
                         .collect();
-                    out.verdicts.push(verdict(
+                    pass(
+                        &mut out,
                         Layer::Scope,
-                        Verdict::Allow,
-                        RiskClass::R0,
                         "safety_guard",
                         if tiers.is_empty() {
                             "no action class with an autonomy tier".into()
                         } else {
                             format!("within autonomy ({})", tiers.join(", "))
                         },
-                    ));
+                    );
                 }
             }
         }
 
         // 6. Audit: always written; the switch records consent only.
-        out.verdicts.push(verdict(
+        pass(
+            &mut out,
             Layer::Policy,
-            Verdict::Allow,
-            RiskClass::R0,
             "audit_trail",
             if h.audit_trail {
                 "audit trail on".into()
             } else {
                 "the profile turns the audit trail off; toolgate records it anyway".into()
             },
-        ));
+        );
         out
     }
 }

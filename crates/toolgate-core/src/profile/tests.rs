@@ -346,23 +346,26 @@ fn the_json_schema_matches_the_model_and_the_example() {
         let d = doc(json!({ key.clone(): true }));
         assert!(Profile::from_value(d, "p.md").is_ok(), "hardening.{key}");
     }
-    for (section, sample) in [("scope", json!(["x"])), ("provider", json!("x"))] {
-        for key in props(&schema["properties"][section]) {
-            let mut d = doc(json!({}));
-            if key == "license" {
-                continue;
-            }
-            d[section][&key] = sample.clone();
-            if key == "permitted_actions" || section == "provider" {
-                d[section][&key] = if section == "provider" {
-                    json!("x")
-                } else {
-                    json!(["x"])
-                };
-            }
-            assert!(Profile::from_value(d, "p.md").is_ok(), "{section}.{key}");
-        }
+    for key in props(&schema["properties"]["scope"]) {
+        let mut d = doc(json!({}));
+        d["scope"][&key] = json!(["x"]);
+        assert!(Profile::from_value(d, "p.md").is_ok(), "scope.{key}");
     }
+    for key in props(&schema["properties"]["provider"]) {
+        let mut d = doc(json!({}));
+        d["provider"][&key] = if key == "license" {
+            json!({"type": "RN"})
+        } else {
+            json!("x")
+        };
+        assert!(Profile::from_value(d, "p.md").is_ok(), "provider.{key}");
+    }
+    let mut d = doc(json!({}));
+    d["scope"]["not_in_schema"] = json!([]);
+    assert!(
+        Profile::from_value(d, "p.md").is_err(),
+        "unknown keys are refused"
+    );
     let mut top = props(&schema);
     top.sort();
     assert_eq!(

@@ -26,7 +26,7 @@ use toolgate_core::knowledge::memory::{Memory, MemoryQuery};
 use toolgate_core::knowledge::settings::{KnowledgeSettings, memory_terms};
 use toolgate_core::knowledge::sop::SOP_SUFFIX;
 use toolgate_core::model::{RiskClass, ToolCall};
-use toolgate_core::normalize::normalize;
+use toolgate_core::normalize::NormalizedCall;
 use toolgate_core::paths::Env;
 use toolgate_core::redact::redact_text;
 
@@ -40,8 +40,6 @@ pub struct Lookup {
     pub errors: Vec<String>,
     /// Microseconds the lookup took.
     pub elapsed_us: u64,
-    /// More SOPs applied than one call shows ([`MAX_SOPS_PER_CALL`]).
-    pub truncated: bool,
 }
 
 /// At most this many SOPs are shown for one call (the first in rule,
@@ -125,11 +123,18 @@ impl KnowledgeBase {
         &self.sop_dirs
     }
 
-    /// The knowledge for `call` (judged in `env`) at risk class `risk`:
+    /// The knowledge for a call (as the engine normalized it, judged in
+    /// `env`) at risk class `risk`:
     /// the SOPs its rules, projects and services name, and the memories
     /// its context words find above the threshold for that risk. A source
     /// that fails is reported in [`Lookup::errors`], not fatal.
-    pub fn lookup(&self, store: &dyn Store, call: &ToolCall, env: &Env, risk: RiskClass) -> Lookup {
+    pub fn lookup(
+        &self,
+        store: &dyn Store,
+        n: &NormalizedCall,
+        env: &Env,
+        risk: RiskClass,
+    ) -> Lookup {
         let start = Instant::now();
         let rev = self.memories_rev(store);
         let files = !self.settings.rules().is_empty() || self.dirs_present(env);
@@ -142,9 +147,8 @@ impl KnowledgeBase {
             self.stats.looked_up(&out);
             return out;
         }
-        let n = normalize(call, env);
         let local = env.with_cwd(&n.cwd);
-        let ctx = extract(&n, &local, &self.settings.context);
+        let ctx = extract(n, &local, &self.settings.context);
         let mut out = Lookup::default();
         self.find_sops(&ctx, &mut out);
         match rev {
@@ -182,7 +186,6 @@ impl KnowledgeBase {
                     continue;
                 }
                 if out.found.sops.len() >= MAX_SOPS_PER_CALL {
-                    out.truncated = true;
                     return;
                 }
                 let (got, cached) = self.files.get(&p, origin);
@@ -325,11 +328,31 @@ pub fn acknowledge_shown(
     ttl_ms: i64,
 ) -> Result<Shown, AckError> {
     let now = clock.now_ms();
+    let mut tx = store.begin()?;
+    let trace = random_hex()?;
+    let shown = acknowledge_in(&mut *tx, id, by, "explicit", scope, now, ttl_ms, &trace)?;
+    tx.commit()?;
+    Ok(shown)
+}
+
+/// Inside `tx`: checks that `id` names knowledge shown (in `scope`, when
+/// given) and not yet too old, then records its acknowledgements (`how`:
+/// `explicit`, `tool`) and the audit event.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn acknowledge_in(
+    tx: &mut dyn crate::Tx,
+    id: &str,
+    by: &str,
+    how: &str,
+    scope: Option<&str>,
+    now: i64,
+    ttl_ms: i64,
+    trace: &str,
+) -> Result<Shown, AckError> {
     let id = id.trim();
     if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(AckError::Unknown(id.chars().take(64).collect()));
     }
-    let mut tx = store.begin()?;
     let Some(shown) = tx.shown(id)? else {
         return Err(AckError::Unknown(id.to_string()));
     };
@@ -339,9 +362,7 @@ pub fn acknowledge_shown(
     if scope.is_some_and(|s| s != shown.scope) {
         return Err(AckError::OtherScope(id.to_string()));
     }
-    let trace = random_hex()?;
-    put_acks(&mut *tx, &shown, by, "explicit", now, ttl_ms, &trace)?;
-    tx.commit()?;
+    put_acks(tx, &shown, by, how, now, ttl_ms, trace)?;
     Ok(shown)
 }
 

@@ -127,7 +127,6 @@ const MIGRATIONS: &[&str] = &[
         expires_ms INTEGER NOT NULL,
         keys TEXT NOT NULL
      ) STRICT;
-     CREATE INDEX knowledge_shown_by_call ON knowledge_shown (binding, scope, shown_ms);
      CREATE INDEX knowledge_shown_by_scope ON knowledge_shown (scope, shown_ms);
      CREATE INDEX knowledge_shown_by_expiry ON knowledge_shown (expires_ms);",
 ];

@@ -98,14 +98,15 @@ impl<'a> SqliteTx<'a> {
         &mut self,
         sql: &str,
         args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Option<Shown>, StoreError> {
+    ) -> Result<Vec<Shown>, StoreError> {
         let found = (|| {
             let mut stmt = self.conn.prepare_cached(sql)?;
             let mut rows = stmt.query(args)?;
-            match rows.next()? {
-                Some(r) => memory::shown_from_row(r).map(Some),
-                None => Ok(None),
+            let mut out = Vec::new();
+            while let Some(r) = rows.next()? {
+                out.push(memory::shown_from_row(r)?);
             }
+            Ok(out)
         })();
         found.map_err(|e| self.row_err(e))
     }
@@ -338,26 +339,12 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn shown(&mut self, id: &str) -> Result<Option<Shown>, StoreError> {
-        self.query_shown(
-            &format!("SELECT {SHOWN_COLUMNS} FROM knowledge_shown WHERE id = ?1"),
-            &[&id],
-        )
-    }
-
-    fn shown_for(
-        &mut self,
-        binding: &str,
-        scope: &str,
-        since_ms: i64,
-    ) -> Result<Option<Shown>, StoreError> {
-        self.query_shown(
-            &format!(
-                "SELECT {SHOWN_COLUMNS} FROM knowledge_shown \
-                 WHERE binding = ?1 AND scope = ?2 AND shown_ms >= ?3 \
-                 ORDER BY shown_ms DESC, rowid DESC LIMIT 1"
-            ),
-            &[&binding, &scope, &since_ms],
-        )
+        Ok(self
+            .query_shown(
+                &format!("SELECT {SHOWN_COLUMNS} FROM knowledge_shown WHERE id = ?1"),
+                &[&id],
+            )?
+            .pop())
     }
 
     fn shown_in_scope(
@@ -367,25 +354,13 @@ impl Tx for SqliteTx<'_> {
         limit: usize,
     ) -> Result<Vec<Shown>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
+        self.query_shown(
+            &format!(
                 "SELECT {SHOWN_COLUMNS} FROM knowledge_shown \
                  WHERE scope = ?1 AND shown_ms >= ?2 ORDER BY shown_ms DESC, rowid DESC LIMIT ?3"
-            ))
-            .map_err(self.err())?;
-        let ids: Vec<String> = stmt
-            .query_map(params![scope, since_ms, limit], |r| r.get::<_, String>(0))
-            .and_then(|rows| rows.collect())
-            .map_err(self.err())?;
-        drop(stmt);
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(s) = self.shown(&id)? {
-                out.push(s);
-            }
-        }
-        Ok(out)
+            ),
+            &[&scope, &since_ms, &limit],
+        )
     }
 
     fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError> {

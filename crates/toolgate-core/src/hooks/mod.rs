@@ -19,6 +19,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod codex_trust;
 pub mod cursor;
 pub mod gemini;
 pub mod mcp;

@@ -209,7 +209,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/protocol", get(api::read::protocol))
         .route("/v1/canary", post(api::canary::canary))
         .route("/v1/knowledge/ack", post(api::knowledge::ack))
-        .route("/v1/hooks/claude-code", post(api::hooks::claude_code))
+        .route("/v1/hooks/{runtime}", post(api::hooks::hook))
         .route("/ws", get(ws::ws))
         .route("/metrics", get(api::read::metrics))
         .fallback(not_found)

@@ -1,21 +1,36 @@
 //! `toolgate hook <runtime>`: an agent runtime's pre-tool hook. Reads the
 //! runtime's payload on stdin, decides (through the daemon when
-//! `TOOLGATE_URL` is set, else in this process), and prints the runtime's
-//! answer. It always exits 0 with a JSON answer, because every runtime reads
-//! the JSON only then; whatever goes wrong is answered with a denial that
-//! says what happened — never a silent allow.
+//! `--url`/`TOOLGATE_URL` is set, else in this process), and answers the
+//! way that runtime obeys (`toolgate_core::hooks`).
+//!
+//! Whatever goes wrong is answered with the runtime's fail-closed denial,
+//! never a silent allow: a bad payload, a daemon that does not answer, a
+//! panic, and time running out. Some runtimes (Codex, Gemini CLI) run the
+//! call when a hook times out or crashes, and have no switch to stop that,
+//! so this process answers by itself before the runtime's timeout: a
+//! watchdog thread prints the denial once `--timeout` minus a margin has
+//! passed, whatever the decision is still waiting for.
 
 use crate::decider::{Decider, DeciderArgs};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use serde_json::Value;
 use std::io::{Read, Write};
 use std::process::ExitCode;
-use toolgate_core::hooks::Runtime;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use toolgate_core::hooks::{HookAnswer, ReplyContext, Runtime};
+use toolgate_core::model::Verdict;
+use toolgate_core::policy::HookSettings;
 
 /// Largest payload read from stdin.
 const MAX_INPUT: u64 = 1 << 20;
+/// The hook answers this long before the runtime's timeout at the latest.
+const MARGIN: Duration = Duration::from_millis(1500);
+/// The runtime's timeout when `--timeout` is not given: what `toolgate
+/// install` writes without a hold.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Arguments of `toolgate hook`.
 #[derive(Debug, Args)]
@@ -24,37 +39,112 @@ pub struct HookArgs {
     runtime: String,
     #[command(flatten)]
     decide: DeciderArgs,
+    /// The runtime's timeout for this hook, in seconds (as installed): the
+    /// hook answers with a denial before it runs out, whatever is pending.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT.as_secs())]
+    timeout: u64,
+}
+
+/// Exactly one answer leaves the process: the decision's, the watchdog's
+/// or the panic guard's, whichever comes first.
+struct Answerer {
+    runtime: Runtime,
+    done: Mutex<bool>,
+}
+
+impl Answerer {
+    /// Prints `answer` and returns its exit code, unless an answer was
+    /// given already (then `None`: the caller must not print or exit with
+    /// another one).
+    fn give(&self, answer: &HookAnswer) -> Option<u8> {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        if *done {
+            return None;
+        }
+        *done = true;
+        if let Some(text) = answer.stderr.as_deref() {
+            eprintln!("{text}");
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{}", answer.stdout)
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return Some(2);
+        }
+        Some(answer.exit)
+    }
+
+    fn fail(&self, message: &str) -> Option<u8> {
+        eprintln!("toolgate hook: {message}");
+        self.give(&self.runtime.reply_error(message))
+    }
 }
 
 pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
     let Some(runtime) = Runtime::parse(&args.runtime) else {
         eprintln!(
-            "toolgate hook: unknown runtime {:?}: use claude-code, codex, gemini or cursor",
-            args.runtime
+            "toolgate hook: unknown runtime {:?}: use {}",
+            args.runtime,
+            Runtime::names()
         );
         return ExitCode::from(2);
     };
+    let answerer = Arc::new(Answerer {
+        runtime,
+        done: Mutex::new(false),
+    });
+    guard_panics(&answerer);
+    let budget = Duration::from_secs(args.timeout.max(1))
+        .saturating_sub(MARGIN)
+        .max(Duration::from_millis(500));
+    start_watchdog(&answerer, budget);
+
     // The decider outlives the answer: closing its store may fold the WAL
     // into the database, which the answer (already durable) need not wait for.
     let mut decider = None;
-    let answer = match answer(runtime, &args, data, &mut decider) {
-        Ok(v) => v,
+    let cancel = AtomicBool::new(false);
+    let answer = match answer(runtime, &args, data, &mut decider, budget, &cancel) {
+        Ok(a) => a,
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
             eprintln!("toolgate hook: {msg}");
             runtime.reply_error(&msg)
         }
     };
-    let mut out = std::io::stdout().lock();
-    if writeln!(out, "{answer}")
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        return ExitCode::from(2);
-    }
-    drop(out);
+    let code = answerer.give(&answer);
     drop(decider);
-    ExitCode::SUCCESS
+    match code {
+        Some(c) => ExitCode::from(c),
+        // The watchdog answered already and is exiting the process.
+        None => loop {
+            std::thread::park();
+        },
+    }
+}
+
+/// A panic anywhere answers with the runtime's denial (a crashed hook runs
+/// the call in some runtimes) and exits with that answer's code.
+fn guard_panics(answerer: &Arc<Answerer>) {
+    let a = Arc::clone(answerer);
+    std::panic::set_hook(Box::new(move |info| {
+        let code = a.fail(&format!("toolgate crashed: {info}")).unwrap_or(2);
+        std::process::exit(i32::from(code));
+    }));
+}
+
+/// After `budget`, answers with the runtime's denial and exits.
+fn start_watchdog(answerer: &Arc<Answerer>, budget: Duration) {
+    let a = Arc::clone(answerer);
+    std::thread::spawn(move || {
+        std::thread::sleep(budget);
+        if let Some(code) = a.fail(&format!(
+            "no decision within {} s, before the runtime's hook timeout",
+            budget.as_secs_f32()
+        )) {
+            std::process::exit(i32::from(code));
+        }
+    });
 }
 
 fn answer(
@@ -62,7 +152,9 @@ fn answer(
     args: &HookArgs,
     data: &DataDirArgs,
     keep: &mut Option<Decider>,
-) -> Result<Value> {
+    budget: Duration,
+    cancel: &AtomicBool,
+) -> Result<HookAnswer> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT + 1)
@@ -72,9 +164,36 @@ fn answer(
         bail!("the hook payload is over {} KiB", MAX_INPUT / 1024);
     }
     let payload = toolgate_core::input::parse_json(&input).map_err(|e| anyhow!("{e}"))?;
-    let Some(call) = runtime.to_call(&payload).map_err(|e| anyhow!("{e}"))? else {
+    let Some(hook_call) = runtime.to_call(&payload).map_err(|e| anyhow!("{e}"))? else {
         return Ok(runtime.no_opinion());
     };
     let decider = keep.insert(args.decide.decider(data)?);
-    Ok(runtime.reply(&decider.check(&call)?))
+    let settings = hook_settings(decider, &args.decide)?;
+    let call = &hook_call.call;
+    let mut decision = decider.check(call)?;
+    if decision.decision == Verdict::Escalate && !settings.hold.is_zero() {
+        // Leave time to answer after the wait: the watchdog answers at `budget`.
+        let wait = settings
+            .hold
+            .min(budget.saturating_sub(Duration::from_secs(1)));
+        decision = decider.wait(call, decision, wait, cancel)?;
+    }
+    let ctx = ReplyContext {
+        mode: hook_call.mode.as_deref(),
+        host_prompt: settings.host_prompt,
+    };
+    Ok(runtime.reply(&decision, &ctx))
+}
+
+/// The `[hooks]` settings: the policy this process decides with, or, when
+/// the daemon decides, the policy file named for the hook (defaults, which
+/// hold nothing and never hand a call to the runtime's prompt, otherwise).
+fn hook_settings(decider: &Decider, args: &DeciderArgs) -> Result<HookSettings> {
+    match (decider, args.policy.as_deref()) {
+        (Decider::Local(gate), _) => Ok(gate.engine().policy().hooks().clone()),
+        (Decider::Daemon { .. }, Some(path)) => {
+            Ok(crate::check::load_policy_file(path)?.hooks().clone())
+        }
+        (Decider::Daemon { .. }, None) => Ok(HookSettings::default()),
+    }
 }

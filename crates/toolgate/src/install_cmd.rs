@@ -1,13 +1,21 @@
 //! `toolgate install <runtime>`: registers toolgate as the runtime's
-//! pre-tool hook, keeping everything else in its settings file. Claude
-//! Code's entry sets `onFailure: "block"`: without it Claude runs a call
-//! whose hook failed or timed out.
+//! pre-tool hook, keeping everything else in its settings file. What the
+//! entry looks like is the runtime module's (`toolgate_core::hooks`): every
+//! entry is fail-closed where the runtime has a switch for it, has a timeout
+//! above the `[hooks] hold`, and carries every setting the hook needs on its
+//! command line (runtimes may strip the hook's environment). For Codex the
+//! hook's trust entry is written too: Codex skips an untrusted hook without
+//! a word.
 
+use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+use toolgate_core::hooks::install::{Target, shell_word};
+use toolgate_core::hooks::{Runtime, Spec};
 
 /// Arguments of `toolgate install`.
 #[derive(Debug, Args)]
@@ -15,7 +23,7 @@ pub struct InstallArgs {
     /// The runtime to install into: claude-code, codex, gemini or cursor.
     runtime: String,
     /// The settings file to edit. Default: the runtime's user file
-    /// (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json,
+    /// (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json,
     /// ~/.cursor/hooks.json), or the project's with --project.
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -28,79 +36,22 @@ pub struct InstallArgs {
     /// the token comes from $TOOLGATE_AGENT_TOKEN in Claude's environment.
     #[arg(long)]
     http: Option<String>,
+    /// The policy the hook decides with (written, absolute, on the hook's
+    /// command line). Default: $TOOLGATE_POLICY, else the built-in policy.
+    #[arg(long, env = "TOOLGATE_POLICY")]
+    policy: Option<PathBuf>,
+    /// The daemon the hook asks (written on the hook's command line).
+    /// Default: $TOOLGATE_URL, else the hook decides in its own process.
+    #[arg(long, env = "TOOLGATE_URL")]
+    url: Option<String>,
+    /// The hook's timeout in seconds. Default: 10, or the policy's
+    /// `[hooks] hold` plus 15.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
 }
 
-/// How one runtime registers a hook.
-struct Target {
-    /// The CLI name (`toolgate hook <name>`).
-    name: &'static str,
-    /// What people call it.
-    title: &'static str,
-    /// The settings directory under $HOME and under a project.
-    dir: &'static str,
-    /// Overrides the user directory when set (Codex's `CODEX_HOME`).
-    dir_env: Option<&'static str>,
-    /// The settings file in that directory.
-    file: &'static str,
-    /// The hook events to register under `hooks`.
-    events: &'static [&'static str],
-    /// Builds the list item for one hook command entry.
-    item: fn(Value) -> Value,
-    /// Extra fields of the hook entry (timeouts, failure mode).
-    extra: fn() -> Value,
-}
-
-const TARGETS: &[Target] = &[
-    Target {
-        name: "claude-code",
-        title: "Claude Code",
-        dir: ".claude",
-        dir_env: None,
-        file: "settings.json",
-        events: &["PreToolUse"],
-        item: |e| json!({"matcher": "*", "hooks": [e]}),
-        extra: || json!({"timeout": 10, "onFailure": "block"}),
-    },
-    Target {
-        name: "codex",
-        title: "Codex",
-        dir: ".codex",
-        dir_env: Some("CODEX_HOME"),
-        file: "hooks.json",
-        events: &["PreToolUse"],
-        item: |e| json!({"matcher": "*", "hooks": [e]}),
-        extra: || json!({"timeout": 10}),
-    },
-    Target {
-        name: "gemini",
-        title: "Gemini CLI",
-        dir: ".gemini",
-        dir_env: None,
-        file: "settings.json",
-        events: &["BeforeTool"],
-        item: |e| json!({"matcher": ".*", "hooks": [e]}),
-        // Milliseconds here.
-        extra: || json!({"timeout": 10000}),
-    },
-    Target {
-        name: "cursor",
-        title: "Cursor",
-        dir: ".cursor",
-        dir_env: None,
-        file: "hooks.json",
-        events: &[
-            "beforeShellExecution",
-            "beforeMCPExecution",
-            "beforeReadFile",
-        ],
-        // Cursor's lists hold the entries themselves.
-        item: |e| e,
-        extra: || json!({}),
-    },
-];
-
-pub fn run(args: InstallArgs) -> ExitCode {
-    match install(&args) {
+pub fn run(args: InstallArgs, data: &DataDirArgs) -> ExitCode {
+    match install(&args, data) {
         Ok(msg) => {
             println!("{msg}");
             ExitCode::SUCCESS
@@ -112,119 +63,119 @@ pub fn run(args: InstallArgs) -> ExitCode {
     }
 }
 
-fn target(name: &str) -> Result<&'static Target> {
-    let name = name.trim().to_ascii_lowercase();
-    TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
+/// The runtime named on the command line.
+pub fn runtime(name: &str) -> Result<Runtime> {
+    Runtime::parse(name).ok_or_else(|| {
         anyhow!(
-            "unknown runtime {name:?}: use claude-code, codex, gemini or cursor (OpenClaw: see \
-             integrations/openclaw; MCP: toolgate mcp-proxy)"
+            "unknown runtime {:?}: use {} (OpenClaw: see integrations/openclaw; MCP: toolgate \
+             mcp-proxy)",
+            name.trim(),
+            Runtime::names()
         )
     })
 }
 
-fn settings_path(t: &Target, args: &InstallArgs) -> Result<PathBuf> {
-    if let Some(p) = &args.settings {
-        return Ok(p.clone());
-    }
-    if args.project {
-        return Ok(Path::new(t.dir).join(t.file));
-    }
+/// The runtime's user settings directory: `$<dir_env>` when set, else
+/// `$HOME/<dir>`.
+pub fn user_dir(t: &Target) -> Result<PathBuf> {
     if let Some(dir) = t
         .dir_env
         .and_then(std::env::var_os)
         .filter(|d| !d.is_empty())
     {
-        return Ok(PathBuf::from(dir).join(t.file));
+        return Ok(PathBuf::from(dir));
     }
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .ok_or_else(|| anyhow!("$HOME is not set: pass --settings FILE"))?;
-    Ok(home.join(t.dir).join(t.file))
+    Ok(home.join(t.dir))
 }
 
-fn install(args: &InstallArgs) -> Result<String> {
-    let t = target(&args.runtime)?;
-    let path = settings_path(t, args)?;
-    let entry = match (&args.http, t.name) {
-        (Some(url), "claude-code") => http_entry(url)?,
-        (Some(_), _) => bail!(
-            "--http is for Claude Code, whose hooks can call a URL; {} runs a command",
-            t.title
+fn settings_path(t: &Target, args: &InstallArgs) -> Result<PathBuf> {
+    let path = match (&args.settings, args.project) {
+        (Some(p), _) => p.clone(),
+        (None, true) => Path::new(t.dir).join(t.file),
+        (None, false) => user_dir(t)?.join(t.file),
+    };
+    absolute(&path)
+}
+
+/// `path` made absolute against the working directory (not resolved
+/// through links: the runtime names the file by the path it was given).
+pub fn absolute(path: &Path) -> Result<PathBuf> {
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    Ok(std::env::current_dir()
+        .context("cannot read the working directory")?
+        .join(path))
+}
+
+/// The hook's timeout: as asked, else 10 s, or the hold plus 15 s.
+fn timeout(args: &InstallArgs) -> Result<Duration> {
+    let hold = match &args.policy {
+        Some(p) => crate::check::load_policy_file(p)?.hooks().hold,
+        None => Duration::ZERO,
+    };
+    let wanted = if hold.is_zero() {
+        crate::hook_cmd::DEFAULT_TIMEOUT
+    } else {
+        hold + Duration::from_secs(15)
+    };
+    match args.timeout {
+        None => Ok(wanted),
+        Some(t) if Duration::from_secs(t) < hold + Duration::from_secs(5) => bail!(
+            "--timeout {t} is too short for the policy's [hooks] hold of {} s: the runtime \
+             would give up on the hook while it waits; use at least {}",
+            hold.as_secs(),
+            hold.as_secs() + 5
         ),
-        (None, _) => command_entry(t)?,
-    };
-    let before = match std::fs::read_to_string(&path) {
-        Ok(t) if t.trim().is_empty() => None,
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut settings: Value = match &before {
-        Some(t) => serde_json::from_str(t).with_context(|| {
-            format!(
-                "{} is not valid JSON; fix it first (nothing was changed)",
-                path.display()
-            )
-        })?,
-        None => json!({}),
-    };
-    let changed = add_hook(t, &mut settings, entry)?;
-    let events = match t.events {
-        [one] => format!("{one} hook"),
-        many => format!("{} hooks", many.join(", ")),
-    };
-    if !changed {
-        return Ok(format!(
-            "toolgate is already {}'s {events} in {}",
-            t.title,
-            path.display()
-        ));
+        Some(t) if t == 0 => bail!("--timeout must be at least 1 second"),
+        Some(t) => Ok(Duration::from_secs(t)),
     }
-    write(&path, &settings, before.as_deref())?;
-    let kept = match before {
-        Some(_) => format!("; the old file is kept as {}", backup(&path).display()),
-        None => String::new(),
-    };
-    let failure = if t.name == "claude-code" {
-        " (onFailure: block)"
-    } else {
-        ""
-    };
-    Ok(format!(
-        "toolgate is now {}'s {events} in {}{failure}{kept}",
-        t.title,
-        path.display()
-    ))
 }
 
-fn command_entry(t: &Target) -> Result<Value> {
+/// The hook command: this binary, `hook <runtime>`, the timeout, and every
+/// setting the hook needs, all quoted for the shell the runtime runs it with.
+fn command(
+    spec: &Spec,
+    args: &InstallArgs,
+    data: &DataDirArgs,
+    timeout: Duration,
+) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find this toolgate binary")?;
-    let exe = exe.to_string_lossy();
-    // Quoted for the shell the runtime runs the command with.
-    let quoted = if exe
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        exe.into_owned()
-    } else {
-        format!("'{}'", exe.replace('\'', r"'\''"))
-    };
-    let mut entry = json!({
-        "type": "command",
-        "command": format!("{quoted} hook {}", t.name),
-    });
-    if t.name == "cursor" {
-        // Cursor's entries carry only the command.
-        entry = json!({"command": entry["command"]});
+    let mut words = vec![
+        shell_word(&exe.to_string_lossy()),
+        "hook".to_string(),
+        spec.name.to_string(),
+        "--timeout".to_string(),
+        timeout.as_secs().max(1).to_string(),
+    ];
+    if let Some(p) = &args.policy {
+        let p = absolute(p)?;
+        if !p.is_file() {
+            bail!("--policy {}: no such file", p.display());
+        }
+        words.extend(["--policy".to_string(), shell_word(&p.to_string_lossy())]);
     }
-    if let (Some(e), Some(extra)) = (entry.as_object_mut(), (t.extra)().as_object()) {
-        e.extend(extra.clone());
+    if let Some(u) = args.url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        if !u.starts_with("http://") {
+            bail!("--url must be http://HOST:PORT (got {u:?})");
+        }
+        words.extend(["--url".to_string(), shell_word(u)]);
     }
-    Ok(entry)
+    let (dir, chosen) = data.resolve();
+    if chosen {
+        words.extend([
+            "--data-dir".to_string(),
+            shell_word(&absolute(&dir)?.to_string_lossy()),
+        ]);
+    }
+    Ok(words.join(" "))
 }
 
-fn http_entry(url: &str) -> Result<Value> {
+fn http_entry(url: &str, timeout: Duration) -> Result<Value> {
     let base = url.trim().trim_end_matches('/');
     if !base.starts_with("http://") && !base.starts_with("https://") {
         bail!("--http needs a URL like http://127.0.0.1:7878 (got {url:?})");
@@ -234,70 +185,95 @@ fn http_entry(url: &str) -> Result<Value> {
         "url": format!("{base}/v1/hooks/claude-code"),
         "headers": {"Authorization": "Bearer $TOOLGATE_AGENT_TOKEN"},
         "allowedEnvVars": ["TOOLGATE_AGENT_TOKEN"],
-        "timeout": 10,
+        "timeout": timeout.as_secs().max(10),
         "onFailure": "block",
     }))
 }
 
-/// Whether a hook entry is toolgate's own for this runtime (so
-/// reinstalling replaces it).
-fn is_ours(t: &Target, hook: &Value) -> bool {
-    let cmd = hook["command"].as_str().unwrap_or("");
-    let url = hook["url"].as_str().unwrap_or("");
-    (cmd.contains("toolgate") && cmd.contains(&format!("hook {}", t.name)))
-        || (t.name == "claude-code" && url.ends_with("/v1/hooks/claude-code"))
+/// Reads a JSON settings file: `None` when absent or blank.
+pub fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) if t.trim().is_empty() => return Ok(None),
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let v = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not valid JSON; fix it first (nothing was changed)",
+            path.display()
+        )
+    })?;
+    Ok(Some((text, v)))
 }
 
-/// Puts `entry` under each of the runtime's `hooks.<event>` lists,
-/// replacing earlier toolgate entries; returns whether anything changed.
-fn add_hook(t: &Target, settings: &mut Value, entry: Value) -> Result<bool> {
-    let root = settings
-        .as_object_mut()
-        .ok_or_else(|| anyhow!("the settings file is not a JSON object"))?;
-    if t.name == "cursor" {
-        root.entry("version").or_insert(json!(1));
+fn install(args: &InstallArgs, data: &DataDirArgs) -> Result<String> {
+    let runtime = runtime(&args.runtime)?;
+    let spec = runtime.spec();
+    let t = spec.install;
+    let path = settings_path(t, args)?;
+    let timeout = timeout(args)?;
+    let entry = match &args.http {
+        Some(url) if runtime == Runtime::ClaudeCode => http_entry(url, timeout)?,
+        Some(_) => bail!(
+            "--http is for Claude Code, whose hooks can call a URL; {} runs a command",
+            spec.title
+        ),
+        None => t.entry(&command(spec, args, data, timeout)?, timeout),
+    };
+    let before = read_settings(&path)?;
+    let mut settings = before
+        .as_ref()
+        .map_or_else(|| json!({}), |(_, v)| v.clone());
+    let changed = t
+        .add(spec.name, &mut settings, entry)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let events = match t.events {
+        [one] => format!("{one} hook"),
+        many => format!("{} hooks", many.join(", ")),
+    };
+    let mut msg = if changed {
+        write(&path, &settings, before.as_ref().map(|(t, _)| t.as_str()))?;
+        let kept = match before {
+            Some(_) => format!("; the old file is kept as {}", backup(&path).display()),
+            None => String::new(),
+        };
+        let failure = match t.fail_closed {
+            Some((k, v)) => format!(" ({k}: {})", v.to_json()),
+            None => String::new(),
+        };
+        format!(
+            "toolgate is now {}'s {events} in {}{failure}, timeout {} s{kept}",
+            spec.title,
+            path.display(),
+            timeout.as_secs()
+        )
+    } else {
+        format!(
+            "toolgate is already {}'s {events} in {}",
+            spec.title,
+            path.display()
+        )
+    };
+    if t.needs_trust {
+        msg.push_str(&format!(
+            "\n{}",
+            crate::codex_trust_cmd::trust(&path, &settings, spec)?
+        ));
     }
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| anyhow!("\"hooks\" in the settings file is not an object"))?;
-    let want = (t.item)(entry);
-    let mut changed = false;
-    for event in t.events {
-        let list = hooks
-            .entry(*event)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| anyhow!("\"hooks.{event}\" in the settings file is not a list"))?;
-        if list.contains(&want) {
-            continue;
-        }
-        // Drop earlier toolgate entries (and groups left empty by that).
-        for group in list.iter_mut() {
-            if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                inner.retain(|h| !is_ours(t, h));
-            }
-        }
-        list.retain(|g| match g.get("hooks").and_then(Value::as_array) {
-            Some(inner) => !inner.is_empty(),
-            None => !is_ours(t, g),
-        });
-        list.push(want.clone());
-        changed = true;
-    }
-    Ok(changed)
+    Ok(msg)
 }
 
 /// Where the previous settings are kept: the same name plus `.bak`.
-fn backup(path: &Path) -> PathBuf {
+pub fn backup(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".bak");
     path.with_file_name(name)
 }
 
-/// Writes the settings atomically, keeping the old text as `.bak`.
-fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<()> {
+/// Writes a file atomically (a temp file renamed over it), keeping the old
+/// text as `.bak`.
+pub fn write_text(path: &Path, text: &str, before: Option<&str>) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -305,11 +281,20 @@ fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<()> {
         let bak = backup(path);
         std::fs::write(&bak, old).with_context(|| format!("cannot write {}", bak.display()))?;
     }
-    let tmp = path.with_extension("json.toolgate-tmp");
-    let text = serde_json::to_string_pretty(settings)? + "\n";
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".toolgate-tmp");
+    let tmp = path.with_file_name(tmp_name);
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
+}
+
+fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<()> {
+    write_text(
+        path,
+        &(serde_json::to_string_pretty(settings)? + "\n"),
+        before,
+    )
 }
 
 #[cfg(test)]
@@ -317,70 +302,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn adds_once_keeps_other_settings_and_replaces_old_entries() {
-        let mut s = json!({"model": "x", "hooks": {"PreToolUse": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": "other-guard"}]},
-            {"matcher": "*", "hooks": [{"type": "command", "command": "/old/toolgate hook claude-code"}]}
-        ]}});
-        let entry = json!({"type": "command", "command": "/new/toolgate hook claude-code", "onFailure": "block"});
-        let t = target("claude-code").unwrap();
-        assert!(add_hook(t, &mut s, entry.clone()).unwrap());
-        assert!(!add_hook(t, &mut s, entry).unwrap());
-        let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
-        assert_eq!(pre.len(), 2, "{s}");
-        assert_eq!(pre[0]["hooks"][0]["command"], "other-guard");
-        assert_eq!(
-            pre[1]["hooks"][0]["command"],
-            "/new/toolgate hook claude-code"
-        );
-        assert_eq!(s["model"], "x");
+    fn unknown_runtimes_name_the_known_ones() {
+        let err = runtime("openclaw").unwrap_err().to_string();
+        assert!(err.contains("claude-code, codex, gemini, cursor"), "{err}");
+        assert!(err.contains("integrations/openclaw"), "{err}");
+        assert_eq!(runtime(" Codex ").unwrap(), Runtime::Codex);
     }
 
     #[test]
-    fn odd_shapes_are_refused_not_overwritten() {
-        let t = target("claude-code").unwrap();
-        assert!(add_hook(t, &mut json!([]), json!({})).is_err());
-        assert!(add_hook(t, &mut json!({"hooks": 3}), json!({})).is_err());
-        assert!(add_hook(t, &mut json!({"hooks": {"PreToolUse": {}}}), json!({})).is_err());
-        assert!(target("openclaw").is_err());
-        assert!(http_entry("127.0.0.1:7878").is_err());
-        assert_eq!(
-            http_entry("http://127.0.0.1:7878/").unwrap()["url"],
-            "http://127.0.0.1:7878/v1/hooks/claude-code"
-        );
-    }
-
-    #[test]
-    fn every_runtime_gets_its_own_shape() {
-        let cursor = target("cursor").unwrap();
-        let mut s = json!({"hooks": {"beforeShellExecution": [{"command": "other"},
-            {"command": "/old/toolgate hook cursor"}]}});
-        let e = command_entry(cursor).unwrap();
-        assert!(e["command"].as_str().unwrap().ends_with(" hook cursor"));
-        assert!(e.get("type").is_none());
-        assert!(add_hook(cursor, &mut s, e.clone()).unwrap());
-        assert!(!add_hook(cursor, &mut s, e).unwrap());
-        assert_eq!(s["version"], 1);
-        let shell = s["hooks"]["beforeShellExecution"].as_array().unwrap();
-        assert_eq!(shell.len(), 2, "{s}");
-        assert_eq!(shell[0]["command"], "other");
-        assert_eq!(s["hooks"]["beforeReadFile"].as_array().unwrap().len(), 1);
-
-        let gemini = target("gemini").unwrap();
-        let mut s = json!({});
-        let e = command_entry(gemini).unwrap();
-        assert_eq!(e["timeout"], 10000);
-        assert!(add_hook(gemini, &mut s, e).unwrap());
-        assert_eq!(s["hooks"]["BeforeTool"][0]["matcher"], ".*");
-
-        let codex = target("codex").unwrap();
-        let mut s = json!({});
-        assert!(add_hook(codex, &mut s, command_entry(codex).unwrap()).unwrap());
-        let h = &s["hooks"]["PreToolUse"][0]["hooks"][0];
-        assert!(
-            h["command"].as_str().unwrap().ends_with(" hook codex"),
-            "{s}"
-        );
-        assert!(h.get("onFailure").is_none());
+    fn http_entries_are_fail_closed_and_point_at_the_hook_route() {
+        assert!(http_entry("127.0.0.1:7878", Duration::from_secs(10)).is_err());
+        let e = http_entry("http://127.0.0.1:7878/", Duration::from_secs(10)).unwrap();
+        assert_eq!(e["url"], "http://127.0.0.1:7878/v1/hooks/claude-code");
+        assert_eq!(e["onFailure"], "block");
     }
 }

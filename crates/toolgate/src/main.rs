@@ -5,6 +5,7 @@
 mod approvals_cmd;
 mod audit_cmd;
 mod check;
+mod codex_trust_cmd;
 mod decider;
 mod hook_cmd;
 mod install_cmd;
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args, &cli.data),
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
-        Command::Install(args) => install_cmd::run(args),
+        Command::Install(args) => install_cmd::run(args, &cli.data),
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),

@@ -3,40 +3,245 @@
 //! same reply works for both.
 //!
 //! Answers: allow → `allow` (Claude's own prompt is skipped; its settings'
-//! `permissions.deny` still wins), block → `deny`, escalate → `ask` (Claude
-//! shows its own permission prompt with toolgate's reason and approval id; in
-//! `-p` mode an `ask` counts as a denial). Knowledge text goes to
+//! `permissions.deny` still wins), block → `deny`, escalate → `deny` naming
+//! the approval, what it waits for and how to get it approved. `ask` is
+//! **not** a denial: it hands the call to Claude's own permission logic,
+//! which in `bypassPermissions` (and for edits in `acceptEdits`) says yes
+//! (observed with 2.1.330). So an escalation is answered `ask` only where
+//! the policy lets Claude's prompt stand in for an approval
+//! (`[hooks] host_prompt = true`) **and** the payload's `permission_mode`
+//! has a person at the prompt (`default`, `plan`). Knowledge text goes to
 //! `additionalContext`, which reaches the model; rewritten params go to
 //! `updatedInput` for `allow` and `ask` (the input the user is asked about).
 
-use super::{HookInputError, Runtime, input, text};
-use crate::model::{Decision, ToolCall, Verdict};
+use super::answers::{AnswerKind as A, AnswerTable, HookAnswer, Mode, Outcome as O, fact};
+use super::install::{FailClosedValue, Shape, Target, TimeoutUnit};
+use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
+use crate::model::{Decision, Verdict};
+use crate::normalize::ToolKind;
 use serde_json::{Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.
 pub const EVENT: &str = "PreToolUse";
 
+/// Everything toolgate knows about Claude Code.
+pub static SPEC: Spec = Spec {
+    runtime: Runtime::ClaudeCode,
+    name: "claude-code",
+    title: "Claude Code",
+    tool_events: &[EVENT],
+    to_call,
+    reply,
+    reply_error,
+    classify,
+    answers: &ANSWERS,
+    vocabulary: VOCABULARY,
+    install: &INSTALL,
+};
+
+/// Claude Code's built-in tools.
+pub const VOCABULARY: &[(&str, ToolKind)] = &[
+    ("Bash", ToolKind::Exec),
+    ("BashOutput", ToolKind::Process),
+    ("KillShell", ToolKind::Process),
+    ("KillBash", ToolKind::Process),
+    ("Read", ToolKind::Read),
+    ("Glob", ToolKind::Read),
+    ("Grep", ToolKind::Read),
+    ("LS", ToolKind::Read),
+    ("NotebookRead", ToolKind::Read),
+    ("Write", ToolKind::Write),
+    ("Edit", ToolKind::Write),
+    ("MultiEdit", ToolKind::Write),
+    ("NotebookEdit", ToolKind::Write),
+    ("WebFetch", ToolKind::Fetch),
+    ("WebSearch", ToolKind::Search),
+    ("Task", ToolKind::Sessions),
+    ("Agent", ToolKind::Sessions),
+    ("TodoWrite", ToolKind::Memory),
+    ("ExitPlanMode", ToolKind::Memory),
+];
+
+/// Where `toolgate install claude-code` registers the hook.
+pub static INSTALL: Target = Target {
+    dir: ".claude",
+    dir_env: Some("CLAUDE_CONFIG_DIR"),
+    file: "settings.json",
+    events: &[EVENT],
+    shape: Shape::Grouped { matcher: "*" },
+    typed: true,
+    timeout_unit: TimeoutUnit::Seconds,
+    fail_closed: Some(("onFailure", FailClosedValue::Text("block"))),
+    required_top: &[],
+    needs_trust: false,
+};
+
+const STOPS_ALWAYS: [super::answers::Fact; 2] = [
+    fact(A::Deny, O::Stops, ""),
+    fact(A::Exit2, O::Stops, "stderr goes to the model"),
+];
+
+/// Failures with `"onFailure": "block"` in the entry (toolgate's install
+/// writes it; without it every one of these lets the call run).
+const FAILURES_BLOCKED: [super::answers::Fact; 5] = [
+    fact(A::Exit2Silent, O::Stops, ""),
+    fact(
+        A::ExitOther,
+        O::Stops,
+        "with onFailure: block; runs without it",
+    ),
+    fact(
+        A::Timeout,
+        O::Stops,
+        "with onFailure: block; runs without it",
+    ),
+    fact(A::Crash, O::Stops, "with onFailure: block; runs without it"),
+    fact(
+        A::Malformed,
+        O::Runs,
+        "non-JSON stdout on exit 0 is ignored",
+    ),
+];
+
+const fn mode(
+    name: &'static str,
+    person_at_prompt: bool,
+    facts: &'static [super::answers::Fact],
+) -> Mode {
+    Mode {
+        name,
+        person_at_prompt,
+        facts,
+    }
+}
+
+/// The answer table (2.1.330, `claude -p`, observed offline).
+pub static ANSWERS: AnswerTable = AnswerTable {
+    observed: "Claude Code 2.1.330 (`claude -p`, offline)",
+    modes: &[
+        mode(
+            "bypassPermissions",
+            false,
+            &[
+                fact(A::Allow, O::Runs, ""),
+                fact(A::AllowWithInput, O::Runs, ""),
+                STOPS_ALWAYS[0],
+                fact(A::Ask, O::Runs, "observed: Write, Edit, Bash redirects ran"),
+                fact(A::Defer, O::Runs, "Claude's own logic says yes"),
+                fact(A::NoDecision, O::Runs, "Claude's own logic says yes"),
+                STOPS_ALWAYS[1],
+                FAILURES_BLOCKED[0],
+                FAILURES_BLOCKED[1],
+                FAILURES_BLOCKED[2],
+                FAILURES_BLOCKED[3],
+                FAILURES_BLOCKED[4],
+            ],
+        ),
+        mode(
+            "acceptEdits",
+            false,
+            &[
+                fact(A::Allow, O::Runs, ""),
+                fact(A::AllowWithInput, O::Runs, ""),
+                STOPS_ALWAYS[0],
+                fact(A::Ask, O::Runs, "edits are accepted without a prompt"),
+                fact(A::Defer, O::Runs, "edits are accepted without a prompt"),
+                fact(
+                    A::NoDecision,
+                    O::Runs,
+                    "edits are accepted without a prompt",
+                ),
+                STOPS_ALWAYS[1],
+                FAILURES_BLOCKED[0],
+                FAILURES_BLOCKED[1],
+                FAILURES_BLOCKED[2],
+                FAILURES_BLOCKED[3],
+                FAILURES_BLOCKED[4],
+            ],
+        ),
+        mode(
+            "dontAsk",
+            false,
+            &[
+                fact(A::Allow, O::Runs, ""),
+                fact(A::AllowWithInput, O::Runs, ""),
+                STOPS_ALWAYS[0],
+                fact(A::Ask, O::Runs, "not observed to stop: assumed to run"),
+                fact(A::Defer, O::Runs, "pre-approved tools run"),
+                fact(A::NoDecision, O::Runs, "pre-approved tools run"),
+                STOPS_ALWAYS[1],
+                FAILURES_BLOCKED[0],
+                FAILURES_BLOCKED[1],
+                FAILURES_BLOCKED[2],
+                FAILURES_BLOCKED[3],
+                FAILURES_BLOCKED[4],
+            ],
+        ),
+        mode(
+            "default",
+            true,
+            &[
+                fact(A::Allow, O::Runs, ""),
+                fact(A::AllowWithInput, O::Runs, ""),
+                STOPS_ALWAYS[0],
+                fact(A::Ask, O::PersonDecides, "a denial in `-p`"),
+                fact(A::Defer, O::Runs, "allow-listed tools run unasked"),
+                fact(A::NoDecision, O::Runs, "allow-listed tools run unasked"),
+                STOPS_ALWAYS[1],
+                FAILURES_BLOCKED[0],
+                FAILURES_BLOCKED[1],
+                FAILURES_BLOCKED[2],
+                FAILURES_BLOCKED[3],
+                FAILURES_BLOCKED[4],
+            ],
+        ),
+        mode(
+            "plan",
+            true,
+            &[
+                fact(A::Allow, O::Runs, ""),
+                fact(A::AllowWithInput, O::Runs, ""),
+                STOPS_ALWAYS[0],
+                fact(A::Ask, O::PersonDecides, "a denial in `-p`"),
+                fact(A::Defer, O::Runs, "read-only tools run unasked"),
+                fact(A::NoDecision, O::Runs, "read-only tools run unasked"),
+                STOPS_ALWAYS[1],
+                FAILURES_BLOCKED[0],
+                FAILURES_BLOCKED[1],
+                FAILURES_BLOCKED[2],
+                FAILURES_BLOCKED[3],
+                FAILURES_BLOCKED[4],
+            ],
+        ),
+    ],
+};
+
 /// The call a `PreToolUse` payload asks about: `tool_name` → `tool`,
 /// `tool_input` → `params`, `session_id` → `session`, `cwd` → `cwd`,
-/// `tool_use_id` → `call_id`, agent `claude-code`. `Ok(None)` for another
-/// `hook_event_name`; a payload without one is judged. Errors name the field
-/// that is missing or of the wrong type.
-pub fn to_call(payload: &Value) -> Result<Option<ToolCall>, HookInputError> {
+/// `tool_use_id` → `call_id`, agent `claude-code`, and the payload's
+/// `permission_mode`. `Ok(None)` for another `hook_event_name`; a payload
+/// without one is judged. Errors name the field that is missing or of the
+/// wrong type.
+pub fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
     input::claude_shaped(Runtime::ClaudeCode, payload, EVENT)
 }
 
-/// The stdout JSON for `decision`:
+/// Whether the reply may hand an escalation to Claude's own prompt: the
+/// policy allows it and the mode has a person at the prompt.
+fn may_ask(ctx: &ReplyContext<'_>) -> bool {
+    ctx.host_prompt && ANSWERS.mode(ctx.mode).outcome(A::Ask) == O::PersonDecides
+}
+
+/// The answer for `decision`: exit 0 and
 /// `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":…,
 /// "permissionDecisionReason":…, "updatedInput"?, "additionalContext"?}}`.
-/// A block is always `deny` and an escalation always `ask`, never `allow`.
-///
-/// For an escalation the approval text also goes to `additionalContext`
-/// (before any knowledge text), so the model learns the approval id even
-/// when `-p` mode turns the `ask` into a plain denial.
-pub fn reply(decision: &Decision) -> Value {
+/// A block is always `deny`; an escalation is `deny` unless [`may_ask`]
+/// (see the module docs); never `allow` for either.
+pub fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
     let (verdict, reason) = match decision.decision {
         Verdict::Allow => ("allow", text::allowed(decision)),
-        Verdict::Escalate => ("ask", text::escalated(decision, false)),
+        Verdict::Escalate if may_ask(ctx) => ("ask", text::escalated(decision, false)),
+        Verdict::Escalate => ("deny", text::escalated(decision, true)),
         Verdict::Block => ("deny", text::blocked(decision)),
     };
     let mut out = json!({
@@ -44,34 +249,68 @@ pub fn reply(decision: &Decision) -> Value {
         "permissionDecision": verdict,
         "permissionDecisionReason": reason,
     });
-    if decision.decision != Verdict::Block
+    if verdict != "deny"
         && let Some(params) = text::rewrite(decision)
     {
         out["updatedInput"] = Value::Object(params.clone());
     }
-    let context = match (decision.decision, text::context(decision)) {
-        (Verdict::Escalate, Some(c)) => Some(format!("{reason}\n\n{c}")),
-        (Verdict::Escalate, None) => Some(reason),
+    let context = match (verdict, text::context(decision)) {
+        // The person at the prompt sees the reason; the model learns the
+        // approval id from the context.
+        ("ask", Some(c)) => Some(format!("{reason}\n\n{c}")),
+        ("ask", None) => Some(reason),
         // A held call's knowledge is already in the reason.
-        (Verdict::Block, _) if decision.needs_ack() => None,
+        (_, _) if decision.needs_ack() => None,
         (_, c) => c.map(str::to_string),
     };
     if let Some(c) = context {
         out["additionalContext"] = Value::String(c);
     }
-    json!({ "hookSpecificOutput": out })
+    HookAnswer::json(json!({ "hookSpecificOutput": out }))
 }
 
 /// The fail-closed answer when toolgate could not decide: `deny` with
 /// `message` and what to do about it. Never `allow` or `ask`.
-pub fn reply_error(message: &str) -> Value {
+pub fn reply_error(message: &str) -> HookAnswer {
+    HookAnswer::json(deny_json(&text::failed(message)))
+}
+
+/// `{"hookSpecificOutput":{… "permissionDecision":"deny", …}}` with `reason`.
+pub(crate) fn deny_json(reason: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": EVENT,
             "permissionDecision": "deny",
-            "permissionDecisionReason": text::failed(message),
+            "permissionDecisionReason": reason,
         }
     })
+}
+
+/// How Claude Code reads an exit-0 answer: `hookSpecificOutput.permissionDecision`
+/// (`allow`, `deny`, `ask`, `defer`), or the older top-level `decision`
+/// (`approve`/`block`); anything else is no decision, and output that is
+/// not an object is ignored.
+pub fn classify(v: &Value) -> A {
+    let Some(top) = v.as_object() else {
+        return A::Malformed;
+    };
+    let out = top.get("hookSpecificOutput");
+    match out
+        .and_then(|o| o.get("permissionDecision"))
+        .and_then(Value::as_str)
+    {
+        Some("allow") if out.is_some_and(|o| o.get("updatedInput").is_some()) => A::AllowWithInput,
+        Some("allow") => A::Allow,
+        Some("deny") => A::Deny,
+        Some("ask") => A::Ask,
+        Some("defer") => A::Defer,
+        Some(_) => A::Malformed,
+        None => match top.get("decision").and_then(Value::as_str) {
+            Some("block") => A::Deny,
+            Some("approve") => A::Allow,
+            _ => A::NoDecision,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -95,7 +334,7 @@ mod tests {
 
     #[test]
     fn pre_tool_use_maps_every_field() {
-        let call = to_call(&payload()).unwrap().unwrap();
+        let call = to_call(&payload()).unwrap().unwrap().call;
         assert_eq!(call.tool, "Bash");
         assert_eq!(call.params["command"], "rm -rf build");
         assert_eq!(call.params["timeout"], 5);
@@ -111,7 +350,10 @@ mod tests {
         let mut p = payload();
         p["tool_name"] = json!("mcp__fs__write_file");
         p["mcp_server"] = json!({"name": "fs", "source": "project"});
-        assert_eq!(to_call(&p).unwrap().unwrap().tool, "mcp__fs__write_file");
+        assert_eq!(
+            to_call(&p).unwrap().unwrap().call.tool,
+            "mcp__fs__write_file"
+        );
     }
 
     #[test]
@@ -172,7 +414,7 @@ mod tests {
 
     #[test]
     fn allow_is_allow_with_reason() {
-        let v = reply(&allow());
+        let v = reply(&allow(), &ReplyContext::default()).stdout;
         assert_eq!(out(&v)["hookEventName"], "PreToolUse");
         assert_eq!(out(&v)["permissionDecision"], "allow");
         assert!(
@@ -187,23 +429,66 @@ mod tests {
 
     #[test]
     fn block_is_deny_with_the_protocol_line() {
-        let v = reply(&block());
+        let v = reply(&block(), &ReplyContext::default()).stdout;
         assert_eq!(out(&v)["permissionDecision"], "deny");
         let reason = out(&v)["permissionDecisionReason"].as_str().unwrap();
         assert!(reason.contains("TOOLGATE_BLOCK|"), "{reason}");
         assert!(reason.contains("No approval can unlock"), "{reason}");
     }
 
+    const ASKING: ReplyContext<'static> = ReplyContext {
+        mode: Some("default"),
+        host_prompt: true,
+    };
+
     #[test]
-    fn escalation_is_ask_naming_the_approval_and_how_to_approve() {
-        let v = reply(&escalate());
-        assert_eq!(out(&v)["permissionDecision"], "ask");
-        let reason = out(&v)["permissionDecisionReason"].as_str().unwrap();
-        assert!(reason.contains("ap_0123456789abcdef"), "{reason}");
-        assert!(
-            reason.contains("toolgate approvals approve ap_0123456789abcdef"),
-            "{reason}"
+    fn escalation_is_deny_naming_the_approval_and_how_to_approve_in_every_mode() {
+        for mode in [
+            None,
+            Some("bypassPermissions"),
+            Some("acceptEdits"),
+            Some("dontAsk"),
+            Some("default"),
+            Some("plan"),
+            Some("auto"),
+        ] {
+            for host_prompt in [false, true] {
+                let c = ReplyContext { mode, host_prompt };
+                let v = reply(&escalate(), &c).stdout;
+                let person = matches!(mode, Some("default") | Some("plan"));
+                let want = if host_prompt && person { "ask" } else { "deny" };
+                assert_eq!(
+                    out(&v)["permissionDecision"],
+                    want,
+                    "{mode:?} {host_prompt}"
+                );
+                let reason = out(&v)["permissionDecisionReason"].as_str().unwrap();
+                assert!(reason.contains("ap_0123456789abcdef"), "{reason}");
+                assert!(
+                    reason.contains("toolgate approvals approve ap_0123456789abcdef"),
+                    "{reason}"
+                );
+                assert!(
+                    reason.contains("TOOLGATE_ESCALATE|ap_0123456789abcdef|"),
+                    "{reason}"
+                );
+                assert_eq!(reason.contains("did not run"), want == "deny", "{reason}");
+            }
+        }
+        // The mode names compare without case: `Default` is `default`.
+        let c = ReplyContext {
+            mode: Some("Default"),
+            host_prompt: true,
+        };
+        assert_eq!(
+            out(&reply(&escalate(), &c).stdout)["permissionDecision"],
+            "ask"
         );
+    }
+
+    #[test]
+    fn a_host_prompt_ask_tells_the_model_the_approval_id() {
+        let v = reply(&escalate(), &ASKING).stdout;
         let ctx = out(&v)["additionalContext"].as_str().unwrap();
         assert!(
             ctx.contains("TOOLGATE_ESCALATE|ap_0123456789abcdef|"),
@@ -213,42 +498,60 @@ mod tests {
 
     #[test]
     fn context_becomes_additional_context() {
+        let none = ReplyContext::default();
         let mut d = allow();
         d.context = Some("SOP-12: run tests before pushing".into());
         assert_eq!(
-            out(&reply(&d))["additionalContext"],
+            out(&reply(&d, &none).stdout)["additionalContext"],
             "SOP-12: run tests before pushing"
         );
         let mut d = escalate();
         d.context = Some("SOP-12".into());
-        let ctx = reply(&d)["hookSpecificOutput"]["additionalContext"].clone();
+        assert_eq!(out(&reply(&d, &none).stdout)["additionalContext"], "SOP-12");
+        let ctx = out(&reply(&d, &ASKING).stdout)["additionalContext"].clone();
         assert!(ctx.as_str().unwrap().ends_with("\n\nSOP-12"), "{ctx}");
         let mut d = block();
         d.context = Some("SOP-9".into());
-        assert_eq!(out(&reply(&d))["additionalContext"], "SOP-9");
+        assert_eq!(out(&reply(&d, &none).stdout)["additionalContext"], "SOP-9");
     }
 
     #[test]
     fn rewritten_params_become_updated_input_but_never_on_deny() {
+        let none = ReplyContext::default();
         let params = json!({"command": "rm -rf ./build"})
             .as_object()
             .unwrap()
             .clone();
-        for mut d in [allow(), escalate()] {
-            d.params = Some(params.clone());
-            assert_eq!(out(&reply(&d))["updatedInput"], json!(params));
-        }
+        let mut d = allow();
+        d.params = Some(params.clone());
+        assert_eq!(out(&reply(&d, &none).stdout)["updatedInput"], json!(params));
+        let mut d = escalate();
+        d.params = Some(params.clone());
+        assert_eq!(
+            out(&reply(&d, &ASKING).stdout)["updatedInput"],
+            json!(params)
+        );
+        assert!(out(&reply(&d, &none).stdout).get("updatedInput").is_none());
         let mut d = block();
         d.params = Some(params);
-        assert!(out(&reply(&d)).get("updatedInput").is_none());
+        assert!(out(&reply(&d, &none).stdout).get("updatedInput").is_none());
         let mut d = allow();
         d.params = Some(Default::default());
-        assert!(out(&reply(&d)).get("updatedInput").is_none());
+        assert!(out(&reply(&d, &none).stdout).get("updatedInput").is_none());
+    }
+
+    #[test]
+    fn permission_mode_is_read() {
+        let hc = to_call(&payload()).unwrap().unwrap();
+        assert_eq!(hc.mode.as_deref(), Some("default"));
+        let mut p = payload();
+        p["permission_mode"] = json!(3);
+        assert!(to_call(&p).is_err());
     }
 
     #[test]
     fn reply_error_denies() {
-        let v = reply_error("daemon unreachable at 127.0.0.1:7878");
+        let v = reply_error("daemon unreachable at 127.0.0.1:7878").stdout;
         assert_eq!(out(&v)["permissionDecision"], "deny");
         let reason = out(&v)["permissionDecisionReason"].as_str().unwrap();
         assert!(reason.contains("daemon unreachable"), "{reason}");

@@ -1,6 +1,6 @@
 //! Reading hook payloads: typed field access whose errors name the field.
 
-use super::{HookInputError, Runtime};
+use super::{HookCall, HookInputError, Runtime};
 use crate::model::ToolCall;
 use serde_json::{Map, Value};
 
@@ -115,12 +115,13 @@ impl<'a> Payload<'a> {
 ///
 /// The call is judged when `hook_event_name` is `event` or absent (a payload
 /// naming a tool but no event is judged rather than waved through); any other
-/// event is `Ok(None)`. Unknown fields are ignored.
+/// event is `Ok(None)`. `permission_mode` is kept as the call's mode.
+/// Unknown fields are ignored.
 pub(crate) fn claude_shaped(
     runtime: Runtime,
     payload: &Value,
     event: &str,
-) -> Result<Option<ToolCall>, HookInputError> {
+) -> Result<Option<HookCall>, HookInputError> {
     let p = Payload::new(runtime, payload)?;
     if p.opt_str("hook_event_name")?.is_some_and(|e| e != event) {
         return Ok(None);
@@ -131,7 +132,8 @@ pub(crate) fn claude_shaped(
     call.session = p.opt_str("session_id")?.map(str::to_string);
     call.cwd = p.opt_str("cwd")?.map(str::to_string);
     call.call_id = p.opt_str("tool_use_id")?.map(str::to_string);
-    Ok(Some(call))
+    let mode = p.opt_str("permission_mode")?.map(str::to_string);
+    Ok(Some(HookCall { call, mode }))
 }
 
 #[cfg(test)]
@@ -169,7 +171,7 @@ mod tests {
     fn shared_shape_ignores_unknown_fields() {
         let v = json!({"hook_event_name":"PreToolUse","tool_name":"Bash",
             "tool_input":{"command":"ls"},"extra":{"deep":[1,2]},"turn_id":"t"});
-        let call = claude_shaped(R, &v, "PreToolUse").unwrap().unwrap();
+        let call = claude_shaped(R, &v, "PreToolUse").unwrap().unwrap().call;
         assert_eq!(call.tool, "Bash");
         assert_eq!(call.agent.as_deref(), Some("codex"));
         assert_eq!(call.session, None);

@@ -1,27 +1,27 @@
-//! Translation between agent runtimes' hook protocols and toolgate's model
-//! (INTEGRATIONS.md, DESIGN.md §3 `toolgate hook …`). Pure: each runtime
-//! module turns the hook's stdin JSON into a [`ToolCall`] and a [`Decision`]
-//! into the exact stdout JSON that runtime obeys. Reading stdin, calling the
-//! engine or the daemon, and printing are the caller's job.
+//! The agent runtimes toolgate plugs into, one module each (INTEGRATIONS.md,
+//! DESIGN.md §3 `toolgate hook …`). A runtime's module owns everything
+//! toolgate knows about it: its hook payload in ([`Spec::to_call`]), its
+//! answers out ([`Spec::reply`], [`Spec::reply_error`]) and how the runtime
+//! reads them ([`Spec::classify`]), the answer table per permission mode
+//! ([`answers`]), its tool vocabulary, and its install target ([`install`]).
+//! Adding a runtime is its module and one line in [`Runtime::spec`].
 //!
-//! Every runtime gets the same three functions:
+//! Pure: reading stdin, calling the engine or the daemon, writing settings
+//! files and printing are the caller's job.
 //!
-//! - `to_call(payload)`: `Ok(Some(call))` for the pre-tool event, `Ok(None)`
-//!   for an event toolgate has no opinion on (answer with
-//!   [`Runtime::no_opinion`]), `Err` for a payload that is not what the
-//!   runtime sends (answer with `reply_error`).
-//! - `reply(decision)`: never lets a blocked or escalated call run.
-//! - `reply_error(message)`: the fail-closed answer when toolgate itself
-//!   failed; it always stops the call.
-//!
-//! The caller prints the JSON and exits 0: every runtime here reads a
-//! decision from stdout only on exit 0.
+//! The first law holds here: a reply for a blocked or escalated call, and
+//! every reply for a failure of toolgate's own, is an answer after which the
+//! runtime does not run the call, in every permission mode the runtime has
+//! (a property test checks every runtime × mode × decision against the
+//! answer table).
 
+pub mod answers;
 pub mod claude_code;
 pub mod codex;
 pub mod codex_trust;
 pub mod cursor;
 pub mod gemini;
+pub mod install;
 pub mod mcp;
 
 mod input;
@@ -31,6 +31,8 @@ mod text;
 mod tests;
 
 use crate::model::{Decision, ToolCall};
+use crate::normalize::ToolKind;
+pub use answers::{AnswerKind, AnswerTable, HookAnswer, Outcome};
 use serde_json::{Value, json};
 use std::fmt;
 
@@ -43,8 +45,60 @@ pub enum Runtime {
     Codex,
     /// Google's Gemini CLI (`BeforeTool`).
     Gemini,
-    /// Cursor (`beforeShellExecution`, `beforeMCPExecution`, `beforeReadFile`).
+    /// Cursor (`preToolUse`, `beforeShellExecution`, `beforeMCPExecution`,
+    /// `beforeReadFile`).
     Cursor,
+}
+
+/// One hook payload, read: the call it asks about and the permission mode
+/// the runtime says it is in (`None` when the payload names none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookCall {
+    /// The call to judge.
+    pub call: ToolCall,
+    /// The payload's permission mode (`permission_mode`), as sent.
+    pub mode: Option<String>,
+}
+
+/// What a reply may depend on besides the decision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplyContext<'a> {
+    /// The permission mode the payload named.
+    pub mode: Option<&'a str>,
+    /// The policy lets the runtime's own prompt stand in for an approval
+    /// (`[hooks] host_prompt`); used only in a mode with a person at it.
+    pub host_prompt: bool,
+}
+
+/// Everything toolgate knows about one runtime. Each runtime module has one
+/// `SPEC`; [`Runtime::spec`] is the registry.
+#[derive(Debug)]
+pub struct Spec {
+    /// The runtime this describes.
+    pub runtime: Runtime,
+    /// The CLI name (`toolgate hook <name>`), also the call's `agent`.
+    pub name: &'static str,
+    /// What people call it.
+    pub title: &'static str,
+    /// The hook events toolgate judges, as the runtime names them.
+    pub tool_events: &'static [&'static str],
+    /// The call a hook payload asks about: `Ok(None)` for an event toolgate
+    /// has no opinion on, an error for a payload the runtime never sends.
+    pub to_call: fn(&Value) -> Result<Option<HookCall>, HookInputError>,
+    /// The answer carrying a decision. Never one after which a blocked or
+    /// escalated call runs (see the answer table).
+    pub reply: fn(&Decision, &ReplyContext<'_>) -> HookAnswer,
+    /// The fail-closed answer when toolgate itself failed: it stops the call
+    /// in every mode.
+    pub reply_error: fn(&str) -> HookAnswer,
+    /// How the runtime reads an exit-0 JSON answer (its parser's rules).
+    pub classify: fn(&Value) -> AnswerKind,
+    /// What each answer does in each permission mode.
+    pub answers: &'static AnswerTable,
+    /// The runtime's own tool names and what kind each is.
+    pub vocabulary: &'static [(&'static str, ToolKind)],
+    /// Where and how toolgate registers as the runtime's hook.
+    pub install: &'static install::Target,
 }
 
 impl Runtime {
@@ -56,6 +110,16 @@ impl Runtime {
         Runtime::Cursor,
     ];
 
+    /// The registry: this runtime's module's [`Spec`].
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Runtime::ClaudeCode => &claude_code::SPEC,
+            Runtime::Codex => &codex::SPEC,
+            Runtime::Gemini => &gemini::SPEC,
+            Runtime::Cursor => &cursor::SPEC,
+        }
+    }
+
     /// Parses the CLI name (`claude-code`, `codex`, `gemini`, `cursor`),
     /// ignoring case and surrounding blanks; `None` for anything else.
     pub fn parse(name: &str) -> Option<Runtime> {
@@ -65,61 +129,45 @@ impl Runtime {
             .find(|r| r.as_str().eq_ignore_ascii_case(name))
     }
 
+    /// The runtimes' CLI names joined for messages (`claude-code, codex, …`).
+    pub fn names() -> String {
+        Runtime::ALL.map(Runtime::as_str).join(", ")
+    }
+
     /// The CLI name, also used as the call's `agent`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Runtime::ClaudeCode => "claude-code",
-            Runtime::Codex => "codex",
-            Runtime::Gemini => "gemini",
-            Runtime::Cursor => "cursor",
-        }
+        self.spec().name
     }
 
     /// The hook event(s) toolgate must be registered for, as the runtime
     /// names them (used in error messages).
-    pub fn tool_events(self) -> &'static str {
-        match self {
-            Runtime::ClaudeCode | Runtime::Codex => "PreToolUse",
-            Runtime::Gemini => "BeforeTool",
-            Runtime::Cursor => "beforeShellExecution, beforeMCPExecution or beforeReadFile",
+    pub fn tool_events(self) -> String {
+        let events = self.spec().tool_events;
+        match events.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => events.join(""),
         }
     }
 
-    /// This runtime's `to_call`: the call a hook payload asks about, `None`
-    /// for an event toolgate does not judge, an error for a malformed payload.
-    pub fn to_call(self, payload: &Value) -> Result<Option<ToolCall>, HookInputError> {
-        match self {
-            Runtime::ClaudeCode => claude_code::to_call(payload),
-            Runtime::Codex => codex::to_call(payload),
-            Runtime::Gemini => gemini::to_call(payload),
-            Runtime::Cursor => cursor::to_call(payload),
-        }
+    /// The call a hook payload asks about (see [`Spec::to_call`]).
+    pub fn to_call(self, payload: &Value) -> Result<Option<HookCall>, HookInputError> {
+        (self.spec().to_call)(payload)
     }
 
-    /// This runtime's `reply`: the stdout JSON carrying `decision`.
-    pub fn reply(self, decision: &Decision) -> Value {
-        match self {
-            Runtime::ClaudeCode => claude_code::reply(decision),
-            Runtime::Codex => codex::reply(decision),
-            Runtime::Gemini => gemini::reply(decision),
-            Runtime::Cursor => cursor::reply(decision),
-        }
+    /// The answer carrying `decision` (see [`Spec::reply`]).
+    pub fn reply(self, decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
+        (self.spec().reply)(decision, ctx)
     }
 
-    /// This runtime's `reply_error`: stops the call, saying `message`.
-    pub fn reply_error(self, message: &str) -> Value {
-        match self {
-            Runtime::ClaudeCode => claude_code::reply_error(message),
-            Runtime::Codex => codex::reply_error(message),
-            Runtime::Gemini => gemini::reply_error(message),
-            Runtime::Cursor => cursor::reply_error(message),
-        }
+    /// The fail-closed answer, saying `message` (see [`Spec::reply_error`]).
+    pub fn reply_error(self, message: &str) -> HookAnswer {
+        (self.spec().reply_error)(message)
     }
 
     /// The answer for an event `to_call` returned `Ok(None)` for: `{}`, which
     /// every runtime here reads as "this hook has nothing to say".
-    pub fn no_opinion(self) -> Value {
-        json!({})
+    pub fn no_opinion(self) -> HookAnswer {
+        HookAnswer::json(json!({}))
     }
 }
 
@@ -127,6 +175,18 @@ impl fmt::Display for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// The kind a runtime's own tool name has in any runtime's vocabulary;
+/// `None` when no runtime names a tool so.
+pub fn vocabulary_kind(tool: &str) -> Option<ToolKind> {
+    Runtime::ALL.into_iter().find_map(|r| {
+        r.spec()
+            .vocabulary
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(tool))
+            .map(|(_, kind)| *kind)
+    })
 }
 
 /// A hook payload toolgate cannot read. The message names the runtime, the

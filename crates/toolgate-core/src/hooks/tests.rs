@@ -51,66 +51,50 @@ pub(crate) fn escalate() -> Decision {
     d
 }
 
-/// True when `reply` certainly keeps the call from running now. Claude
-/// Code's `ask` counts: it runs only if the person at the prompt says yes.
-pub(crate) fn stops(runtime: Runtime, reply: &Value) -> bool {
-    let out = &reply["hookSpecificOutput"];
-    match runtime {
-        Runtime::ClaudeCode => matches!(
-            out["permissionDecision"].as_str(),
-            Some("deny") | Some("ask")
-        ),
-        Runtime::Codex => {
-            out["permissionDecision"] == "deny"
-                && out["permissionDecisionReason"]
-                    .as_str()
-                    .is_some_and(|r| !r.trim().is_empty())
-        }
-        Runtime::Gemini => reply["decision"] == "deny",
-        Runtime::Cursor => reply["permission"] == "deny",
-    }
+/// The outcome of `answer` for `runtime` in `mode`, per the answer table.
+pub(crate) fn outcome(runtime: Runtime, mode: Option<&str>, answer: &HookAnswer) -> Outcome {
+    let spec = runtime.spec();
+    spec.answers.mode(mode).outcome(answer.kind(spec.classify))
 }
 
-/// The fields Codex's `PreToolUseHookSpecificOutputWire` accepts.
-const CODEX_FIELDS: [&str; 5] = [
-    "hookEventName",
-    "permissionDecision",
-    "permissionDecisionReason",
-    "updatedInput",
-    "additionalContext",
-];
+/// Every mode name of `runtime`, plus `None` and a name no runtime uses
+/// (both read as the most permissive mode).
+pub(crate) fn modes(runtime: Runtime) -> Vec<Option<&'static str>> {
+    let mut out: Vec<Option<&'static str>> = runtime
+        .spec()
+        .answers
+        .modes
+        .iter()
+        .map(|m| Some(m.name))
+        .collect();
+    out.push(None);
+    out.push(Some("someFutureMode"));
+    out
+}
+
+/// True when `answer` keeps the call from running in every mode of
+/// `runtime` (a person deciding counts only where `host_prompt` allows it).
+pub(crate) fn stops(runtime: Runtime, answer: &HookAnswer, host_prompt: bool) -> bool {
+    modes(runtime)
+        .into_iter()
+        .all(|m| match outcome(runtime, m, answer) {
+            Outcome::Stops => true,
+            Outcome::PersonDecides => host_prompt,
+            Outcome::Runs => false,
+        })
+}
 
 /// Checks a reply against the rules of Codex's output parser; a reply it
 /// rejects would let the call go on.
 pub(crate) fn codex_accepts(v: &Value) -> Result<(), String> {
-    let top = v.as_object().ok_or("not an object")?;
-    if top.keys().any(|k| k != "hookSpecificOutput") {
-        return Err(format!("unknown top-level field in {v}"));
+    match codex::classify(v) {
+        AnswerKind::Malformed => Err(format!("Codex rejects {v}")),
+        _ => Ok(()),
     }
-    let Some(out) = top.get("hookSpecificOutput") else {
-        return Ok(());
-    };
-    let out = out.as_object().ok_or("hookSpecificOutput not an object")?;
-    if out.keys().any(|k| !CODEX_FIELDS.contains(&k.as_str())) {
-        return Err(format!("unknown field in {v}"));
-    }
-    if out.get("hookEventName") != Some(&json!("PreToolUse")) {
-        return Err(format!("hookEventName missing in {v}"));
-    }
-    let reason = out.get("permissionDecisionReason");
-    let ok = match out.get("permissionDecision").and_then(Value::as_str) {
-        Some("allow") => out.contains_key("updatedInput"),
-        Some("deny") => reason
-            .and_then(Value::as_str)
-            .is_some_and(|r| !r.trim().is_empty()),
-        Some(_) => false,
-        None => reason.is_none() && !out.contains_key("updatedInput"),
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("Codex rejects {v}"))
-    }
+}
+
+fn ctx(mode: Option<&str>, host_prompt: bool) -> ReplyContext<'_> {
+    ReplyContext { mode, host_prompt }
 }
 
 #[test]
@@ -139,11 +123,15 @@ fn runtime_dispatches_to_its_module() {
     assert_eq!(Runtime::Codex.to_call(&payload), codex::to_call(&payload));
     assert_eq!(Runtime::Gemini.to_call(&payload), Ok(None));
     assert_eq!(Runtime::Cursor.to_call(&payload), Ok(None));
+    let c = ReplyContext::default();
     for d in [allow(), block(), escalate()] {
-        assert_eq!(Runtime::ClaudeCode.reply(&d), claude_code::reply(&d));
-        assert_eq!(Runtime::Codex.reply(&d), codex::reply(&d));
-        assert_eq!(Runtime::Gemini.reply(&d), gemini::reply(&d));
-        assert_eq!(Runtime::Cursor.reply(&d), cursor::reply(&d));
+        assert_eq!(
+            Runtime::ClaudeCode.reply(&d, &c),
+            claude_code::reply(&d, &c)
+        );
+        assert_eq!(Runtime::Codex.reply(&d, &c), codex::reply(&d, &c));
+        assert_eq!(Runtime::Gemini.reply(&d, &c), gemini::reply(&d, &c));
+        assert_eq!(Runtime::Cursor.reply(&d, &c), cursor::reply(&d, &c));
     }
     assert_eq!(Runtime::Cursor.reply_error("x"), cursor::reply_error("x"));
     assert_eq!(Runtime::Gemini.reply_error("x"), gemini::reply_error("x"));
@@ -152,14 +140,33 @@ fn runtime_dispatches_to_its_module() {
 #[test]
 fn every_runtime_stops_blocks_escalations_and_failures() {
     for r in Runtime::ALL {
-        assert!(stops(r, &r.reply(&block())), "{r} block");
-        assert!(stops(r, &r.reply(&escalate())), "{r} escalate");
-        assert!(stops(r, &r.reply_error("boom")), "{r} error");
-        assert!(!stops(r, &r.reply(&allow())), "{r} allow");
-        assert_eq!(r.no_opinion(), json!({}));
+        for m in modes(r) {
+            for host_prompt in [false, true] {
+                let c = ctx(m, host_prompt);
+                let block = r.reply(&block(), &c);
+                assert_eq!(outcome(r, m, &block), Outcome::Stops, "{r} {m:?} block");
+                let esc = r.reply(&escalate(), &c);
+                let o = outcome(r, m, &esc);
+                assert!(
+                    o == Outcome::Stops || (host_prompt && o == Outcome::PersonDecides),
+                    "{r} {m:?} escalate: {o:?}"
+                );
+                assert_eq!(
+                    outcome(r, m, &r.reply(&allow(), &c)),
+                    Outcome::Runs,
+                    "{r} {m:?}"
+                );
+            }
+            assert_eq!(
+                outcome(r, m, &r.reply_error("boom")),
+                Outcome::Stops,
+                "{r} {m:?}"
+            );
+        }
+        assert_eq!(r.no_opinion(), HookAnswer::json(json!({})));
     }
     assert_eq!(
-        claude_code::reply_error("x")["hookSpecificOutput"]["permissionDecision"],
+        claude_code::reply_error("x").stdout["hookSpecificOutput"]["permissionDecision"],
         "deny"
     );
 }
@@ -181,9 +188,9 @@ pub(crate) fn held() -> Decision {
 #[test]
 fn held_calls_stop_and_carry_the_knowledge_in_the_reason() {
     for r in Runtime::ALL {
-        let reply = r.reply(&held());
-        assert!(stops(r, &reply), "{r} held");
-        let text = reply.to_string();
+        let reply = r.reply(&held(), &ReplyContext::default());
+        assert!(stops(r, &reply, false), "{r} held");
+        let text = format!("{} {}", reply.stdout, reply.stderr.unwrap_or_default());
         assert!(text.contains("run uptime first"), "{r}: {text}");
         assert!(text.contains("TOOLGATE_ACK|ab12|"), "{r}: {text}");
         assert!(!text.contains("No approval can unlock"), "{r}: {text}");
@@ -371,7 +378,7 @@ proptest! {
     ) {
         for r in Runtime::ALL {
             match r.to_call(&payload) {
-                Ok(Some(call)) => {
+                Ok(Some(HookCall { call, .. })) => {
                     prop_assert!(!call.tool.is_empty());
                     prop_assert_eq!(call.agent.as_deref(), Some(r.as_str()));
                 }
@@ -385,18 +392,29 @@ proptest! {
     }
 
     #[test]
-    fn reply_never_lets_a_block_or_escalation_run(d in decision()) {
+    fn reply_never_lets_a_block_or_escalation_run(d in decision(), host_prompt in any::<bool>()) {
+        // Every (runtime, mode, decision): the answer table says a blocked or
+        // escalated call does not run, unless the policy lets a person at
+        // the runtime's own prompt decide and the mode has one.
         for r in Runtime::ALL {
-            let v = r.reply(&d);
-            match d.decision {
-                Verdict::Allow => {}
-                Verdict::Block | Verdict::Escalate => prop_assert!(stops(r, &v), "{r}: {v}"),
-            }
-            if d.decision == Verdict::Block && r == Runtime::ClaudeCode {
-                prop_assert_eq!(&v["hookSpecificOutput"]["permissionDecision"], "deny");
+            for m in modes(r) {
+                let v = r.reply(&d, &ctx(m, host_prompt));
+                let o = outcome(r, m, &v);
+                match d.decision {
+                    Verdict::Allow => {}
+                    Verdict::Block => prop_assert_eq!(o, Outcome::Stops, "{} {:?}: {:?}", r, m, v),
+                    Verdict::Escalate => {
+                        let person = r.spec().answers.mode(m).person_at_prompt;
+                        prop_assert!(
+                            o == Outcome::Stops || (o == Outcome::PersonDecides && host_prompt && person),
+                            "{} {:?}: {:?}", r, m, v
+                        );
+                    }
+                }
             }
         }
-        prop_assert!(codex_accepts(&codex::reply(&d)).is_ok(), "{:?}", codex_accepts(&codex::reply(&d)));
+        let v = codex::reply(&d, &ReplyContext::default()).stdout;
+        prop_assert!(codex_accepts(&v).is_ok(), "{:?}", codex_accepts(&v));
     }
 
     #[test]
@@ -410,7 +428,7 @@ proptest! {
         });
         let command = format!("toolgate approvals approve {id}");
         for r in Runtime::ALL {
-            let v = r.reply(&d).to_string();
+            let v = r.reply(&d, &ReplyContext::default()).stdout.to_string();
             prop_assert!(v.contains(&command), "{r}: {v}");
         }
     }
@@ -419,10 +437,10 @@ proptest! {
     fn reply_error_never_allows(message in ".{0,40}") {
         for r in Runtime::ALL {
             let v = r.reply_error(&message);
-            prop_assert!(stops(r, &v), "{r}: {v}");
-            prop_assert!(!v.to_string().contains("\"allow\""));
+            prop_assert!(stops(r, &v, false), "{}: {:?}", r, v);
+            prop_assert!(!v.stdout.to_string().contains("\"allow\""));
         }
-        prop_assert!(codex_accepts(&codex::reply_error(&message)).is_ok());
+        prop_assert!(codex_accepts(&codex::reply_error(&message).stdout).is_ok());
     }
 }
 

@@ -22,6 +22,9 @@
 //! approval_window = "30s"
 //! quorum = { R2 = 1, R3 = 1, R4 = 2 }
 //! relay = false                    # more keys: see approvals.rs
+//! [hooks]
+//! hold = "2m"                      # a hook waits this long for an approval (default off)
+//! host_prompt = false              # the runtime's own prompt may approve (person present only)
 //! [[test]]
 //! call = { tool = "exec", params = { command = "ls && rm -rf ~" } }
 //! expect = "block"
@@ -34,6 +37,7 @@ mod approvals;
 mod duration;
 mod error;
 mod exec;
+mod hooks;
 mod knowledge;
 mod path;
 mod rule;
@@ -45,6 +49,7 @@ mod url;
 use crate::knowledge::settings::KnowledgeSettings;
 pub use approvals::{ApprovalRule, ApprovalSettings};
 pub use error::{ErrorKind, PolicyError, RuleError};
+pub use hooks::{HookSettings, MAX_HOLD};
 pub use rule::Rule;
 
 use crate::model::{Requester, ToolCall, Verdict};
@@ -145,6 +150,7 @@ pub struct Policy {
     escalation_threshold: u32,
     approvals: ApprovalSettings,
     knowledge: std::sync::Arc<KnowledgeSettings>,
+    hooks: HookSettings,
     profile_path: Option<String>,
     profile: Option<std::sync::Arc<crate::profile::Profile>>,
     tests: Vec<PolicyTest>,
@@ -164,6 +170,7 @@ impl Default for Policy {
             escalation_threshold: DEFAULT_ESCALATION_THRESHOLD,
             approvals: ApprovalSettings::default(),
             knowledge: Default::default(),
+            hooks: HookSettings::default(),
             profile_path: None,
             profile: None,
             tests: Vec::new(),
@@ -254,6 +261,7 @@ impl Policy {
 
         let approvals = parse_approvals(raw.approvals, src, origin)?;
         let knowledge = knowledge::parse_knowledge(raw.knowledge, src, origin)?.into();
+        let hooks = hooks::parse_hooks(raw.hooks, src, origin)?;
         let profile_path = match raw.profile {
             None => None,
             Some(p) if p.get_ref().trim().is_empty() || p.get_ref().contains('\0') => {
@@ -285,6 +293,7 @@ impl Policy {
             escalation_threshold,
             approvals,
             knowledge,
+            hooks,
             profile_path,
             profile: None,
             tests,
@@ -325,6 +334,11 @@ impl Policy {
     /// The `[approvals]` settings (defaults when the section is absent).
     pub fn approvals(&self) -> &ApprovalSettings {
         &self.approvals
+    }
+
+    /// The `[hooks]` settings (defaults when the section is absent).
+    pub fn hooks(&self) -> &HookSettings {
+        &self.hooks
     }
 
     /// The `[knowledge]` settings (defaults when the section is absent).

@@ -13,6 +13,7 @@ pub(super) struct RawPolicy {
     pub(super) risk: Option<RawRisk>,
     pub(super) approvals: Option<RawApprovals>,
     pub(super) knowledge: Option<RawKnowledge>,
+    pub(super) hooks: Option<RawHooks>,
     pub(super) profile: Option<Spanned<String>>,
     #[serde(default, rename = "test")]
     pub(super) tests: Vec<Spanned<RawTest>>,
@@ -178,4 +179,11 @@ pub(super) struct RawSopRule {
     pub(super) sop: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) tools: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHooks {
+    pub(super) hold: Option<Spanned<String>>,
+    pub(super) host_prompt: Option<bool>,
 }

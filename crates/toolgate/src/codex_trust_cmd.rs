@@ -59,6 +59,12 @@ pub fn read_config(path: &Path) -> Result<(Option<String>, toml_edit::DocumentMu
 pub fn trust(hooks_path: &Path, settings: &Value, spec: &Spec) -> Result<String> {
     let config = config_path(spec)?;
     let wanted = wanted(hooks_path, settings, spec);
+    if wanted.is_empty() {
+        anyhow::bail!(
+            "no toolgate hook found in {} to trust, so Codex would skip it; nothing was trusted",
+            hooks_path.display()
+        );
+    }
     let (before, mut doc) = read_config(&config)?;
     let mut changed = false;
     for (key, hash) in &wanted {

@@ -1,6 +1,8 @@
 //! `toolgate hook` and `toolgate install` as processes: every runtime
-//! answers in its own format, every failure is a denial with exit 0, and the
-//! daemon path gives the same answers as the in-process one.
+//! answers in its own format, every failure is a denial (exit 0 with JSON,
+//! or exit 2 with the reason on stderr where the runtime reads that as a
+//! block), the daemon path gives the same answers as the in-process one,
+//! the hook answers before its timeout, and `[hooks]` holds and prompts.
 
 mod common;
 
@@ -67,12 +69,15 @@ fn claude_code_hook_decides_in_process() {
     );
     let (code, v) = hook("claude-code", &data, &[], &claude("rm -rf /"));
     assert_eq!((code, permission(&v)), (0, "deny"));
+    // An escalation is a denial naming the approval, whatever the mode:
+    // Claude's `ask` runs the call in bypassPermissions.
     let (_, v) = hook("claude-code", &data, &[], &claude("git push origin main"));
-    assert_eq!(permission(&v), "ask");
+    assert_eq!(permission(&v), "deny");
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap();
     assert!(reason.contains("toolgate approvals approve "), "{reason}");
+    assert!(reason.contains("did not run"), "{reason}");
     // Events toolgate does not judge get an empty answer.
     let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}});
     assert_eq!(
@@ -82,7 +87,7 @@ fn claude_code_hook_decides_in_process() {
 }
 
 #[test]
-fn every_failure_is_a_denial_with_exit_zero() {
+fn every_failure_is_a_denial() {
     let data = temp_dir("fail");
     for input in [
         "not json",
@@ -165,7 +170,7 @@ fn the_daemon_path_gives_the_same_answers() {
         "deny"
     );
     let (_, v) = hook("claude-code", &local, &env, &claude("git push origin main"));
-    assert_eq!(permission(&v), "ask");
+    assert_eq!(permission(&v), "deny");
     // Nothing was decided locally: the daemon holds the record.
     assert!(!local.join("toolgate.db").exists());
     let bad = [
@@ -198,11 +203,11 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
     assert_eq!(pre.len(), 1);
     let h = &pre[0]["hooks"][0];
     assert_eq!(h["onFailure"], "block");
+    assert_eq!(h["timeout"], 10);
+    let command = h["command"].as_str().unwrap();
     assert!(
-        h["command"]
-            .as_str()
-            .unwrap()
-            .ends_with(" hook claude-code")
+        command.contains(" hook claude-code --timeout 10"),
+        "{command}"
     );
     assert!(dir.join("settings.json.bak").exists());
     // A broken settings file is left alone.

@@ -522,3 +522,36 @@ proptest! {
         let _ = mcp::elicit_answer(&msg);
     }
 }
+
+/// docs/integrations.md carries every runtime's answer table, rendered from
+/// the data above, between `<!-- answer-tables -->` markers. Run with
+/// `TOOLGATE_BLESS_DOCS=1` to rewrite that part after changing a table.
+#[test]
+fn the_docs_carry_the_answer_tables() {
+    const BEGIN: &str = "<!-- answer-tables: generated from crates/toolgate-core/src/hooks by \
+                         the_docs_carry_the_answer_tables; do not edit by hand -->\n";
+    const END: &str = "<!-- /answer-tables -->";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/integrations.md");
+    let doc = std::fs::read_to_string(path).expect("docs/integrations.md");
+    let mut want = String::new();
+    for r in Runtime::ALL {
+        let spec = r.spec();
+        want.push_str(&answers::render_markdown(spec.title, spec.answers));
+        want.push('\n');
+    }
+    let (Some(a), Some(b)) = (doc.find(BEGIN), doc.find(END)) else {
+        panic!("docs/integrations.md has no answer-tables markers");
+    };
+    let have = &doc[a + BEGIN.len()..b];
+    if have != want {
+        if std::env::var_os("TOOLGATE_BLESS_DOCS").is_some() {
+            let new = format!("{}{BEGIN}{want}{}", &doc[..a], &doc[b..]);
+            std::fs::write(path, new).expect("rewrite docs/integrations.md");
+            return;
+        }
+        panic!(
+            "docs/integrations.md's answer tables differ from the data; run \
+             TOOLGATE_BLESS_DOCS=1 cargo test -p toolgate-core --lib the_docs_carry"
+        );
+    }
+}

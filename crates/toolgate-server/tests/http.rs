@@ -606,7 +606,8 @@ async fn the_claude_code_hook_fails_closed() {
             pre("git push origin main"),
         )
         .await;
-    assert_eq!(decision(&v), "ask");
+    // An escalation is denied (Claude's `ask` runs it in bypassPermissions).
+    assert_eq!(decision(&v), "deny");
     // Token in the query string, for hook configs without headers.
     let (_, v) = d
         .post(
@@ -635,6 +636,26 @@ async fn the_claude_code_hook_fails_closed() {
         .post("/v1/hooks/claude-code", Some(AGENT), post.to_string())
         .await;
     assert_ne!(decision(&v), "deny");
+    // Every runtime has its route, answering in its own format; an unknown
+    // runtime is a 404 that names the known ones.
+    let gemini = json!({"hook_event_name": "BeforeTool", "tool_name": "mcp_fsx_write_file",
+        "tool_input": {"path": "/etc/cron.d/x", "content": "x"},
+        "mcp_context": {"server_name": "fsx", "tool_name": "write_file"}});
+    let (s, v) = d
+        .post("/v1/hooks/gemini", Some(AGENT), gemini.to_string())
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("mcp__fsx__write_file"), "{v}");
+    let (_, v) = d
+        .post("/v1/hooks/codex", Some(AGENT), pre("rm -rf /"))
+        .await;
+    assert_eq!(decision(&v), "deny");
+    let (_, v) = d.post("/v1/hooks/codex", None, pre("ls")).await;
+    assert_eq!(decision(&v), "deny", "a refused token is a denial: {v}");
+    let (s, v) = d.post("/v1/hooks/openclaw", Some(AGENT), pre("ls")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert!(v.to_string().contains("claude-code, codex, gemini, cursor"), "{v}");
 }
 
 async fn ws_connect(

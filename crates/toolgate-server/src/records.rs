@@ -32,6 +32,7 @@ pub fn decision_record(entry: &Value) -> Option<Value> {
         "approval": field(data, "approval"),
         "agent": field(&call, "agent"),
         "session": field(&call, "session"),
+        "summary": field(data, "summary"),
         "call": call,
     }))
 }

@@ -24,12 +24,10 @@
   const WS_SILENCE_MS = 7000; // stats arrive every second; this much silence means a dead socket
   const URGENT_MS = 30000;
 
-  // Mirrors toolgate-core's normalize.rs so the one-line summary shows what
-  // the gate itself judged: the shell text for exec-like tools, else the target.
-  const EXEC_TOOLS = new Set(['exec', 'bash', 'run_shell_command', 'shell', 'local_shell', 'run_terminal_cmd']);
+  // The shell text of a call, as the agent sent it (approval cards show
+  // the exact call). What a call *does* comes from the server: each decision
+  // record's `summary` is computed by the gate from what it judged.
   const COMMAND_KEYS = ['command', 'cmd', 'script', 'commandLine', 'command_line'];
-  const PATH_KEYS = ['file_path', 'path', 'absolute_path', 'filePath', 'notebook_path', 'target_file', 'filename', 'file'];
-  const URL_KEYS = ['url', 'uri', 'href', 'targetUrl', 'target_url'];
 
   // ---------------------------------------------------------------------------
   // State. One object so signing out can reset everything at once.
@@ -212,34 +210,16 @@
     return null;
   }
 
-  function isExecLike(tool) {
-    const t = String(tool || '').toLowerCase();
-    return EXEC_TOOLS.has(t) || /exec|shell|command|terminal|run_script/.test(t);
-  }
-
-  /** The path or URL a non-exec call acts on, if any. */
-  function callTarget(call) {
-    const params = (call && call.params) || {};
-    for (const key of [...PATH_KEYS, ...URL_KEYS]) {
-      if (typeof params[key] === 'string') return params[key];
-    }
-    // Messaging tools: action and target say more than anything else.
-    const parts = ['action', 'channel', 'target', 'to']
-      .filter((k) => typeof params[k] === 'string')
-      .map((k) => params[k]);
-    return parts.length ? parts.join(' ') : null;
-  }
-
   /**
-   * One line saying what the call does: the command for exec-like tools,
-   * else the tool and its path or URL (else its parameters, abridged).
+   * One line saying what the call does: the gate's own summary (the command,
+   * or the tool and the path, URL or action it acts on), else, for records
+   * written before summaries existed, the tool and its parameters, abridged.
    */
-  function summarize(call, tool) {
+  function summarize(call, tool, summary) {
+    if (typeof summary === 'string' && summary) return summary;
     tool = tool || (call && call.tool) || '?';
     const cmd = callCommand(call);
-    if (cmd != null && (isExecLike(tool) || !callTarget(call))) return cmd;
-    const target = callTarget(call);
-    if (target) return `${tool} ${target}`;
+    if (cmd != null) return cmd;
     const params = (call && call.params) || {};
     const text = Object.keys(params).length ? JSON.stringify(params) : '';
     return text.length > 160 ? `${tool} ${text.slice(0, 157)}…` : `${tool} ${text}`.trim();
@@ -768,7 +748,7 @@
 
   /** The table row for one record, plus its detail row when expanded. */
   function recordRows(r, fresh) {
-    const summary = summarize(r.call, r.tool);
+    const summary = summarize(r.call, r.tool, r.summary);
     const expanded = S.expanded.has(r.seq);
     const row = h(
       'tr',

@@ -15,6 +15,7 @@ use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::Assessment;
 use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::normalize::NormalizedCall;
 use toolgate_core::redact::redact_text;
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 
@@ -142,7 +143,7 @@ impl Gate {
             state: ApprovalState::Pending,
             risk: class,
             reason: redact_text(&d.reason).into_owned(),
-            summary: redact_text(&summary(call, &assessment.call.command)).into_owned(),
+            summary: summary(call, &assessment.call),
             call: shown.clone(),
             requester,
             session: redacted(call.session.as_deref()),
@@ -298,19 +299,25 @@ fn rewrite(d: &Decision, verdict: Verdict, why: &str) -> Decision {
     Decision::new(verdict, d.risk, d.score, Layer::Approval, why)
 }
 
-/// One line for operators: the command, or the tool and its params.
-fn summary(call: &ToolCall, command: &Option<String>) -> String {
-    let text = match command {
-        Some(c) => c.clone(),
-        None => format!("{} {}", call.tool, Value::Object(call.params.clone())),
+/// One line for operators and the dashboard, from what the gate judged: the
+/// command, else the tool and the path, URL or action it acts on, else the
+/// tool and its params; redacted, on one line, at most 200 characters.
+pub(crate) fn summary(call: &ToolCall, n: &NormalizedCall) -> String {
+    let text = match (&n.command, n.paths.first(), n.urls.first(), &n.action) {
+        (Some(c), _, _, _) => c.clone(),
+        (None, Some(p), _, _) => format!("{} {}", call.tool, p.raw),
+        (None, None, Some(u), _) => format!("{} {u}", call.tool),
+        (None, None, None, Some(a)) => format!("{} {a}", call.tool),
+        _ => format!("{} {}", call.tool, Value::Object(call.params.clone())),
     };
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > 200 {
+    let one_line = if one_line.chars().count() > 200 {
         let cut: String = one_line.chars().take(200).collect();
         format!("{cut}…")
     } else {
         one_line
-    }
+    };
+    redact_text(&one_line).into_owned()
 }
 
 fn ago(ms: i64) -> String {
@@ -319,5 +326,49 @@ fn ago(ms: i64) -> String {
         format!("{s}s")
     } else {
         format!("{}m", s / 60)
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::summary;
+    use toolgate_core::model::ToolCall;
+    use toolgate_core::normalize::normalize;
+    use toolgate_core::paths::Env;
+
+    fn line(v: serde_json::Value) -> String {
+        let call: ToolCall = serde_json::from_value(v).unwrap();
+        summary(
+            &call,
+            &normalize(&call, &Env::new("/home/dev", "/home/dev/p")),
+        )
+    }
+
+    #[test]
+    fn says_what_the_gate_judged() {
+        assert_eq!(
+            line(serde_json::json!({"tool": "Bash", "params": {"command": "ls  -la\n"}})),
+            "ls -la"
+        );
+        assert_eq!(
+            line(
+                serde_json::json!({"tool": "Write", "params": {"file_path": "~/.bashrc", "content": "x"}})
+            ),
+            "Write ~/.bashrc"
+        );
+        assert_eq!(
+            line(serde_json::json!({"tool": "web_fetch", "params": {"url": "http://x.test/"}})),
+            "web_fetch http://x.test/"
+        );
+        assert_eq!(
+            line(serde_json::json!({"tool": "gateway", "params": {"action": "config.apply"}})),
+            "gateway config.apply"
+        );
+        let long =
+            line(serde_json::json!({"tool": "Bash", "params": {"command": "x".repeat(300)}}));
+        assert_eq!(long.chars().count(), 201);
+        let secret = line(serde_json::json!({"tool": "Bash",
+            "params": {"command": "curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' x"}}));
+        assert!(!secret.contains("abcdefghijklmnop"), "{secret}");
     }
 }

@@ -20,6 +20,7 @@ use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::{Assessment, Engine};
 use toolgate_core::knowledge::enforce::{AckHint, Audience, Outcome, outcome, render, summary};
 use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
+use toolgate_core::normalize::normalize;
 use toolgate_core::paths::Env;
 use toolgate_core::redact::{bound_size, redact_text, redact_value};
 use toolgate_core::time::rfc3339_ms;
@@ -46,6 +47,8 @@ pub struct Judged {
     // than the rest of recording.
     pub(crate) binding: BindingHash,
     pub(crate) shown: Value,
+    /// What the call does, in one redacted line (the dashboard's summary).
+    pub(crate) summary: String,
     knowledge: Option<Lookup>,
 }
 
@@ -145,8 +148,10 @@ impl Gate {
     ) -> Result<Decision, StoreError> {
         let now = self.clock.now_ms();
         let trace = random_hex()?;
-        let binding = binding_hash(call, &self.engine.env_for(call, &self.base));
+        let env = self.engine.env_for(call, &self.base);
+        let binding = binding_hash(call, &env);
         let shown = shown_call(call);
+        let summary = crate::escalation::summary(call, &normalize(call, &env));
         decision.reason = redact_text(&decision.reason).into_owned();
         decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
         let mut tx = self.store.begin()?;
@@ -162,6 +167,7 @@ impl Gate {
         })?;
         let seq = tx.append(&decision_event(
             &shown,
+            &summary,
             binding,
             &decision,
             Some(approval.to_string()),
@@ -200,6 +206,10 @@ impl Gate {
         let env = self.engine.env_for(&call, &self.base);
         let binding = binding_hash(&call, &env);
         let shown = shown_call(&call);
+        let summary = match &assessment {
+            Some(a) => crate::escalation::summary(&call, &a.call),
+            None => crate::escalation::summary(&call, &normalize(&call, &env)),
+        };
         let knowledge = assessment.as_ref().and_then(|a| {
             let wanted =
                 self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
@@ -214,6 +224,7 @@ impl Gate {
             start,
             binding,
             shown,
+            summary,
             knowledge,
         }
     }
@@ -238,6 +249,7 @@ impl Gate {
     /// with its escalation resolved.
     fn record(&self, tx: &mut dyn Tx, judged: &Judged) -> Result<Decision, StoreError> {
         let (call, binding, shown) = (&judged.call, judged.binding, &judged.shown);
+        let summary = judged.summary.as_str();
         let now = self.clock.now_ms();
         let trace = random_hex()?;
         let Some(assessment) = judged.assessment.as_ref() else {
@@ -247,7 +259,7 @@ impl Gate {
                 self.relay_in(tx, call, now, &trace)?
             };
             let seq = tx.append(&decision_event(
-                shown, binding, &decision, None, now, &trace,
+                shown, summary, binding, &decision, None, now, &trace,
             ))?;
             decision.audit_seq = Some(seq);
             return Ok(decision);
@@ -297,6 +309,7 @@ impl Gate {
         }
         let seq = tx.append(&decision_event(
             shown,
+            summary,
             binding,
             &decision,
             approval_id,
@@ -623,9 +636,10 @@ fn is_relay(call: &ToolCall) -> bool {
 }
 
 /// The audit event recording a decision; `shown` is the call as stored
-/// ([`shown_call`]).
+/// ([`shown_call`]), `summary` what it does in one line.
 fn decision_event(
     shown: &Value,
+    summary: &str,
     binding: BindingHash,
     d: &Decision,
     approval: Option<String>,
@@ -638,6 +652,7 @@ fn decision_event(
         kind: AuditKind::Decision,
         data: json!({
             "call": shown,
+            "summary": summary,
             "binding": binding.to_hex(),
             "decision": d.decision.as_str(),
             "risk": d.risk.as_str(),

@@ -77,6 +77,11 @@ pub fn kind_of(tool: &str) -> ToolKind {
     if let Some((_, t)) = split_mcp(tool) {
         return mcp_kind(t);
     }
+    // Each runtime's own tool names live in its module (`crate::hooks`);
+    // the list below is the generic vocabulary (OpenClaw, MCP-style names).
+    if let Some(kind) = crate::hooks::vocabulary_kind(tool) {
+        return kind;
+    }
     match tool.to_ascii_lowercase().as_str() {
         "exec" | "bash" | "run_shell_command" | "shell" | "local_shell" | "run_terminal_cmd"
         | "execute_command" | "terminal" | "container.exec" | "shell_command" | "exec_command"

@@ -177,16 +177,26 @@ impl fmt::Display for Runtime {
     }
 }
 
-/// The kind a runtime's own tool name has in any runtime's vocabulary;
-/// `None` when no runtime names a tool so.
+/// The kind a runtime's own tool name has in any runtime's vocabulary
+/// (names compare without case); `None` when no runtime names a tool so.
 pub fn vocabulary_kind(tool: &str) -> Option<ToolKind> {
-    Runtime::ALL.into_iter().find_map(|r| {
-        r.spec()
-            .vocabulary
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(tool))
-            .map(|(_, kind)| *kind)
-    })
+    static ALL: std::sync::OnceLock<std::collections::HashMap<String, ToolKind>> =
+        std::sync::OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        let mut m = std::collections::HashMap::new();
+        // Earlier runtimes win a name two of them share.
+        for r in Runtime::ALL.into_iter().rev() {
+            for (name, kind) in r.spec().vocabulary {
+                m.insert(name.to_ascii_lowercase(), *kind);
+            }
+        }
+        m
+    });
+    if tool.bytes().any(|b| b.is_ascii_uppercase()) {
+        all.get(&tool.to_ascii_lowercase()).copied()
+    } else {
+        all.get(tool).copied()
+    }
 }
 
 /// A hook payload toolgate cannot read. The message names the runtime, the

@@ -5,7 +5,7 @@
 
 use crate::catalogue::{Catalogue, Finding};
 use crate::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
-use crate::normalize::{Access, NormalizedCall, ToolKind, normalize};
+use crate::normalize::{Access, NormalizedCall, ToolKind, normalize_unwrapped, unwrap_bridges};
 use crate::paths::Env;
 use crate::policy::{Policy, Rule, RuleList};
 use crate::posture::Posture;
@@ -147,10 +147,33 @@ impl Engine {
         }
     }
 
-    /// Decides one call.
+    /// Decides one call. A bridge (`tool_call` and its kin) is judged as
+    /// every call it may stand for, and the strictest answer stands.
     pub fn decide(&self, call: &ToolCall, base: &Env) -> Assessment {
+        let u = unwrap_bridges(call);
+        let mut best: Option<Assessment> = None;
+        for inner in &u.calls {
+            let a = self.decide_one(call, inner, u.bridged, u.unreadable.clone(), base);
+            if best.as_ref().is_none_or(|b| strictness(&a) > strictness(b)) {
+                best = Some(a);
+            }
+        }
+        match best {
+            Some(a) => a,
+            None => self.decide_one(call, call, false, u.unreadable, base),
+        }
+    }
+
+    fn decide_one(
+        &self,
+        call: &ToolCall,
+        inner: &ToolCall,
+        bridged: bool,
+        unreadable: Option<String>,
+        base: &Env,
+    ) -> Assessment {
         let env = self.env_for(call, base);
-        let n = normalize(call, &env);
+        let n = normalize_unwrapped(call, inner, bridged, unreadable, &env);
         let env = env.with_cwd(&n.cwd);
         let mut verdicts: Vec<LayerVerdict> = Vec::new();
 
@@ -236,6 +259,20 @@ impl Engine {
         } else {
             self.judge_tool(&n, &env)
         };
+
+        let mut concerns = concerns;
+        let mut class = class;
+        if let Some(why) = &n.unreadable {
+            // What cannot be read is never allowed.
+            concerns.push(Concern {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                layer: Layer::Policy,
+                reason: format!("{why}, so it cannot be checked before it runs"),
+                rule: None,
+            });
+            class = class.max(RiskClass::R3);
+        }
 
         // The profile's own verdicts are already recorded above.
         let mut top: Option<Concern> = profile_concern;
@@ -589,4 +626,15 @@ fn describe(cmd: &SimpleCommand, compound: bool) -> String {
         s.push_str(" (part of a compound command)");
     }
     s
+}
+
+/// How strict an assessment is: block over escalate over allow, then the
+/// risk class, then the score.
+fn strictness(a: &Assessment) -> (u8, RiskClass, u32) {
+    let v = match a.decision.decision {
+        Verdict::Allow => 0,
+        Verdict::Escalate => 1,
+        Verdict::Block => 2,
+    };
+    (v, a.decision.risk, a.decision.score)
 }

@@ -316,36 +316,288 @@ pub struct NormalizedCall {
     pub alt_cwds: Vec<String>,
     /// True when the call came wrapped in a `tool_call` bridge.
     pub bridged: bool,
+    /// Why part of the call cannot be read (a bridge without a tool name,
+    /// params past the walking bounds), if so: the engine escalates it.
+    pub unreadable: Option<String>,
 }
 
 /// The deepest `tool_call` nesting unwrapped before the call is judged as is.
 const MAX_BRIDGE_DEPTH: usize = 8;
+/// The most calls one bridge may stand for before it is judged unreadable.
+const MAX_BRIDGE_CANDIDATES: usize = 8;
+
+/// Tool names that wrap another tool call (OpenClaw's Tool Search bridge and
+/// the spellings other runtimes and MCP gateways use), compared without
+/// case and without `_`/`-`.
+const BRIDGE_NAMES: &[&str] = &[
+    "toolcall",
+    "calltool",
+    "invoketool",
+    "usetool",
+    "runtool",
+    "executetool",
+];
+/// Where a bridge names the wrapped tool.
+const BRIDGE_NAME_KEYS: &[&str] = &[
+    "id",
+    "toolId",
+    "tool_id",
+    "name",
+    "tool",
+    "tool_name",
+    "toolName",
+];
+/// Where a bridge carries the wrapped tool's arguments.
+const BRIDGE_ARG_KEYS: &[&str] = &[
+    "args",
+    "input",
+    "arguments",
+    "params",
+    "parameters",
+    "tool_input",
+    "toolInput",
+    "tool_args",
+];
+
+/// Whether `tool` is a bridge that wraps another tool call
+/// (`tool_call`, `toolCall`, `call_tool`, `mcp__gateway__call_tool`, …).
+pub fn is_bridge(tool: &str) -> bool {
+    let t = split_mcp(tool).map_or(tool, |(_, t)| t);
+    let folded: String = t
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    BRIDGE_NAMES.contains(&folded.as_str())
+}
+
+/// The calls a (possibly bridged) call stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unwrapped {
+    /// Every call it may run, each judged: one for a plain call or a clear
+    /// bridge; one per (name, arguments) pair when a bridge's keys disagree.
+    pub calls: Vec<ToolCall>,
+    /// True when a bridge was unwrapped.
+    pub bridged: bool,
+    /// Why the wrapped call cannot be read (no tool name, arguments that
+    /// are not a JSON object, nesting or ambiguity past the bounds), if so.
+    pub unreadable: Option<String>,
+}
+
+/// Unwraps `tool_call`-style bridges, every shape any runtime sends: the
+/// wrapped tool under any of [`BRIDGE_NAME_KEYS`], its arguments under any
+/// of [`BRIDGE_ARG_KEYS`] as an object or JSON text holding one, nested up
+/// to [`MAX_BRIDGE_DEPTH`]. When keys disagree every combination is kept,
+/// so the strictest is judged; what cannot be read is said in `unreadable`
+/// (and the raw bridge is kept as a call, judged as it is).
+pub fn unwrap_bridges(call: &ToolCall) -> Unwrapped {
+    let mut out = Unwrapped {
+        calls: Vec::new(),
+        bridged: false,
+        unreadable: None,
+    };
+    let mut todo = vec![(call.clone(), 0usize)];
+    while let Some((c, depth)) = todo.pop() {
+        if !is_bridge(&c.tool) {
+            out.calls.push(c);
+            continue;
+        }
+        if depth >= MAX_BRIDGE_DEPTH {
+            out.unreadable = Some(format!(
+                "{} bridges nest more than {MAX_BRIDGE_DEPTH} deep",
+                c.tool
+            ));
+            out.calls.push(c);
+            continue;
+        }
+        let (names, args, bad) = bridge_parts(&c.params);
+        if let Some(k) = bad {
+            out.unreadable = Some(format!(
+                "the arguments of a {} bridge under `{k}` are not a JSON object",
+                c.tool
+            ));
+        }
+        let mut args = args;
+        if names.is_empty() {
+            out.unreadable = Some(format!("a {} bridge names no tool to run", c.tool));
+            out.calls.push(c);
+            continue;
+        }
+        if args.is_empty() {
+            args.push(Map::new());
+        }
+        out.bridged = true;
+        for name in &names {
+            for a in &args {
+                let mut inner = c.clone();
+                inner.tool = name.clone();
+                inner.params = a.clone();
+                todo.push((inner, depth + 1));
+            }
+        }
+        if todo.len() + out.calls.len() > MAX_BRIDGE_CANDIDATES {
+            out.unreadable = Some(format!(
+                "a {} bridge stands for more than {MAX_BRIDGE_CANDIDATES} different calls",
+                c.tool
+            ));
+            todo.truncate(MAX_BRIDGE_CANDIDATES);
+        }
+    }
+    out.calls.reverse();
+    out
+}
+
+/// A bridge's tool names and argument objects, every reading of them: the
+/// name keys (a catalogue id `source:name:tool` names `tool`), a name nested
+/// in the arguments (lifted, as OpenClaw does), each argument key (object or
+/// JSON text), and the remaining top-level keys as flattened arguments;
+/// `args.x` keys are merged into each. Also the first argument key whose
+/// value is not a JSON object, if any.
+fn bridge_parts(
+    params: &Map<String, Value>,
+) -> (Vec<String>, Vec<Map<String, Value>>, Option<&'static str>) {
+    fn names_in(m: &Map<String, Value>) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for k in BRIDGE_NAME_KEYS {
+            if let Some(Value::String(n)) = m.get(*k) {
+                let n = n.trim();
+                let n = catalogue_tool(n);
+                if !n.is_empty() && !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        names
+    }
+    let mut names = names_in(params);
+    let mut args: Vec<Map<String, Value>> = Vec::new();
+    let mut bad = None;
+    let push = |m: Map<String, Value>, args: &mut Vec<Map<String, Value>>| {
+        if !args.contains(&m) {
+            args.push(m);
+        }
+    };
+    let mut nested_objects: Vec<Map<String, Value>> = Vec::new();
+    for k in BRIDGE_ARG_KEYS {
+        match params.get(*k) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) => nested_objects.push(m.clone()),
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(m)) => nested_objects.push(m),
+                _ => bad = bad.or(Some(*k)),
+            },
+            Some(_) => bad = bad.or(Some(*k)),
+        }
+    }
+    for m in &nested_objects {
+        let inner_names = names_in(m);
+        if names.is_empty() && !inner_names.is_empty() {
+            // The name sits inside the arguments: lifted, the rest flattened.
+            names = inner_names;
+            let rest: Map<String, Value> = m
+                .iter()
+                .filter(|(k, _)| !BRIDGE_NAME_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            push(rest, &mut args);
+        } else if !m.is_empty() {
+            push(m.clone(), &mut args);
+        }
+    }
+    let flat: Map<String, Value> = params
+        .iter()
+        .filter(|(k, _)| {
+            !BRIDGE_NAME_KEYS.contains(&k.as_str())
+                && !BRIDGE_ARG_KEYS.contains(&k.as_str())
+                && !k.starts_with("args.")
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !flat.is_empty() {
+        // Flattened arguments (OpenClaw reads them when the argument key is
+        // missing or empty). Beside argument objects, a top-level key that
+        // contradicts one of them is its own reading (a decoy under `args`
+        // must not hide the real call); the others are merged in.
+        let conflicts = args.iter().any(|a| {
+            flat.iter()
+                .any(|(k, v)| a.get(k).is_some_and(|have| have != v))
+        });
+        if args.is_empty() || conflicts {
+            push(flat.clone(), &mut args);
+        }
+        let merged: Vec<Map<String, Value>> = args
+            .iter()
+            .map(|a| {
+                let mut m = a.clone();
+                for (k, v) in &flat {
+                    m.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                m
+            })
+            .collect();
+        args.clear();
+        for m in merged {
+            push(m, &mut args);
+        }
+    }
+    let dotted: Map<String, Value> = params
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("args.")
+                .filter(|r| !r.is_empty())
+                .map(|r| (r.to_string(), v.clone()))
+        })
+        .collect();
+    if !dotted.is_empty() {
+        if args.is_empty() {
+            args.push(Map::new());
+        }
+        for a in &mut args {
+            for (k, v) in &dotted {
+                a.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    (names, args, bad)
+}
+
+/// `openclaw:core:exec` → `exec`; any other name as it is.
+fn catalogue_tool(id: &str) -> &str {
+    let mut parts = id.splitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(src), Some(_), Some(tool))
+            if !src.is_empty()
+                && src.bytes().all(|b| b.is_ascii_lowercase())
+                && !tool.is_empty() =>
+        {
+            tool
+        }
+        _ => id,
+    }
+}
 
 /// Normalizes a call. `env` supplies home and the default working directory;
 /// the call's own `cwd` (or an exec `workdir`/`cwd`/`directory` param) wins.
+/// A bridge is unwrapped to the first call it stands for
+/// ([`unwrap_bridges`]; the engine judges every one).
 pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
-    let mut tool = call.tool.clone();
-    let mut params = call.params.clone();
-    let mut bridged = false;
-    for _ in 0..MAX_BRIDGE_DEPTH {
-        if !tool.eq_ignore_ascii_case("tool_call") {
-            break;
-        }
-        let Some(inner) = params.get("id").and_then(Value::as_str).map(str::to_string) else {
-            break;
-        };
-        let args = match params.get("args") {
-            Some(Value::Object(m)) => m.clone(),
-            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Object(m)) => m,
-                _ => Map::new(),
-            },
-            _ => Map::new(),
-        };
-        tool = inner;
-        params = args;
-        bridged = true;
-    }
+    let u = unwrap_bridges(call);
+    let first = u.calls.first().cloned().unwrap_or_else(|| call.clone());
+    normalize_unwrapped(call, &first, u.bridged, u.unreadable, env)
+}
+
+/// Normalizes `inner`, one of the calls `outer` stands for (the same call
+/// when it is no bridge).
+pub fn normalize_unwrapped(
+    outer: &ToolCall,
+    inner: &ToolCall,
+    bridged: bool,
+    unreadable: Option<String>,
+    env: &Env,
+) -> NormalizedCall {
+    let call = outer;
+    let tool = inner.tool.clone();
+    let params = inner.params.clone();
 
     let kind = kind_of(&tool);
     let base_cwd = call
@@ -356,7 +608,22 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
     // Every command and working directory the params name: a tool may read
     // any of these keys, so a harmless decoy under one key must not hide
     // the real one under another. The engine judges each combination.
-    let (commands, argv) = exec_commands(&tool, &params);
+    let (mut commands, argv) = exec_commands(&tool, &params);
+    let mut unreadable = unreadable;
+    let deep = is_unknown(kind, &tool).then(|| deep_scan(&params));
+    if let Some(d) = &deep {
+        for c in &d.commands {
+            if !commands.contains(c) {
+                commands.push(c.clone());
+            }
+        }
+        if d.truncated && unreadable.is_none() {
+            unreadable = Some(format!(
+                "{tool}'s params are nested deeper than {DEEP_DEPTH} levels or hold more than \
+                 {DEEP_STRINGS} strings"
+            ));
+        }
+    }
     let mut cwds: Vec<String> = Vec::new();
     if !commands.is_empty() {
         for k in [
@@ -379,7 +646,27 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
     let local = env.with_cwd(&cwd);
     let command = commands.first().cloned();
     let alt_commands = commands.into_iter().skip(1).collect();
-    let paths = collect_paths(kind, &tool, &params, &local);
+    let mut paths = collect_paths(kind, &tool, &params, &local);
+    if let Some(d) = &deep {
+        // Under a path-ish key an unknown tool may do anything to the path:
+        // judged as a write (a known kind keeps its own access). A value
+        // that merely looks like a path is at least read.
+        let keyed = match kind {
+            ToolKind::Other => Access::Write,
+            _ => paths.first().map_or(Access::Read, |p| p.access),
+        };
+        for (raw, keyed_path) in &d.paths {
+            let access = if *keyed_path { keyed } else { Access::Read };
+            let path = local.resolve(raw);
+            if !paths.iter().any(|p| p.path == path && p.access == access) {
+                paths.push(PathTarget {
+                    raw: raw.clone(),
+                    path,
+                    access,
+                });
+            }
+        }
+    }
     let urls = ["url", "uri", "href", "targetUrl", "target_url"]
         .iter()
         .filter_map(|k| params.get(*k).and_then(Value::as_str))
@@ -405,7 +692,169 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
         cwd,
         alt_cwds,
         bridged,
+        unreadable,
     }
+}
+
+/// Whether toolgate has no precise reading of `tool`'s params: a kind it
+/// does not know, or an MCP tool (whose kind is a guess from its name).
+fn is_unknown(kind: ToolKind, tool: &str) -> bool {
+    kind == ToolKind::Other || split_mcp(tool).is_some()
+}
+
+/// How deep [`deep_scan`] walks.
+const DEEP_DEPTH: usize = 16;
+/// How many strings [`deep_scan`] looks at.
+const DEEP_STRINGS: usize = 512;
+
+/// Keys whose string (or argv array) value is a shell command, at any depth.
+const COMMAND_KEYS: &[&str] = &[
+    "command",
+    "cmd",
+    "cmdline",
+    "commandline",
+    "command_line",
+    "script",
+    "shell",
+    "shell_command",
+    "bash",
+    "sh",
+    "run",
+    "exec",
+    "execute",
+    "argv",
+];
+
+/// Keys whose string value is a path, at any depth.
+const PATH_KEYS_DEEP: &[&str] = &[
+    "path",
+    "paths",
+    "file",
+    "files",
+    "filepath",
+    "file_path",
+    "filename",
+    "file_name",
+    "dir",
+    "directory",
+    "folder",
+    "target",
+    "target_file",
+    "dest",
+    "destination",
+    "src",
+    "source",
+    "output",
+    "output_path",
+    "location",
+    "root",
+];
+
+/// Keys of free text (a message, a file's content): a path-looking value
+/// there is prose or data, not a path the tool acts on.
+const TEXT_KEYS: &[&str] = &[
+    "content",
+    "contents",
+    "text",
+    "body",
+    "message",
+    "description",
+    "data",
+    "new_string",
+    "old_string",
+    "new_str",
+    "old_str",
+    "prompt",
+    "query",
+    "title",
+    "comment",
+    "note",
+];
+
+/// What a walk of an unknown tool's params found.
+#[derive(Debug, Default)]
+struct Deep {
+    commands: Vec<String>,
+    /// `(raw path, found under a path-ish key)`.
+    paths: Vec<(String, bool)>,
+    truncated: bool,
+}
+
+fn fold_key(k: &str) -> String {
+    k.chars()
+        .filter(|c| *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn looks_like_path(s: &str) -> bool {
+    let s = s.trim();
+    (s.starts_with('/') || s.starts_with("~/") || s == "~" || s.starts_with("$HOME"))
+        && s.len() < 4096
+        && !s.contains(['\n', '\r'])
+        && !s.contains("://")
+}
+
+/// Walks every nested value of `params` (bounded): strings under
+/// command-ish keys are commands, under path-ish keys paths, and strings
+/// that look like absolute or home paths (outside free-text keys) paths too.
+fn deep_scan(params: &Map<String, Value>) -> Deep {
+    let mut out = Deep::default();
+    let mut budget = DEEP_STRINGS;
+    let mut stack: Vec<(Option<String>, &Value, usize, bool)> = params
+        .iter()
+        .map(|(k, v)| (Some(fold_key(k)), v, 1, false))
+        .collect();
+    while let Some((key, v, depth, in_text)) = stack.pop() {
+        if depth > DEEP_DEPTH {
+            out.truncated = true;
+            continue;
+        }
+        let key = key.as_deref();
+        let in_text = in_text || key.is_some_and(|k| TEXT_KEYS.contains(&k));
+        match v {
+            Value::String(s) => {
+                if budget == 0 {
+                    out.truncated = true;
+                    continue;
+                }
+                budget -= 1;
+                if key.is_some_and(|k| COMMAND_KEYS.contains(&k)) && !s.trim().is_empty() {
+                    out.commands.push(s.clone());
+                } else if key.is_some_and(|k| PATH_KEYS_DEEP.contains(&k)) && !s.trim().is_empty() {
+                    if looks_like_path(s) || !s.contains(char::is_whitespace) {
+                        out.paths.push((s.clone(), true));
+                    }
+                } else if !in_text && looks_like_path(s) {
+                    out.paths.push((s.clone(), false));
+                }
+            }
+            Value::Array(items) => {
+                if key.is_some_and(|k| COMMAND_KEYS.contains(&k))
+                    && !items.is_empty()
+                    && items.iter().all(Value::is_string)
+                {
+                    let argv: Vec<String> = items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(shell_quote)
+                        .collect();
+                    out.commands.push(argv.join(" "));
+                    continue;
+                }
+                for item in items {
+                    stack.push((key.map(str::to_string), item, depth + 1, in_text));
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    stack.push((Some(fold_key(k)), item, depth + 1, in_text));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Every shell text a call carries, first the one under the first key

@@ -11,8 +11,15 @@ import type { BeforeToolCallEvent, ToolContext } from "./openclaw.js";
 export const BRIDGE_TOOL = "tool_call";
 /** Deepest `tool_call` nesting unwrapped (the daemon's core stops at 8 too). */
 const MAX_BRIDGE_DEPTH = 8;
-/** Keys that select the target tool of a bridge call, in OpenClaw's order. */
-const SELECTOR_KEYS = ["id", "toolId", "name"] as const;
+/**
+ * Keys that select the target tool of a bridge call: OpenClaw's own three
+ * first, in its order, then the spellings other runtimes send (the same
+ * list as toolgate-core's `normalize::BRIDGE_NAME_KEYS`; the shared corpus
+ * crates/toolgate-core/tests/corpus/tool_call_shapes.json keeps them equal).
+ */
+const SELECTOR_KEYS = ["id", "toolId", "name", "tool", "tool_id", "tool_name", "toolName"] as const;
+/** Keys that carry the target's arguments: OpenClaw's two first. */
+const ARG_KEYS = ["args", "input", "arguments", "params", "parameters", "tool_input", "toolInput", "tool_args"] as const;
 
 /** The call to judge: the tool the model really asked for and its params. */
 export interface Target {
@@ -53,10 +60,10 @@ function readBridge(raw: Record<string, unknown>): { tool: string; params: Recor
   // A selector nested in args/input is lifted to the top (OpenClaw does so
   // before validating the call).
   if (!SELECTOR_KEYS.some((k) => Object.hasOwn(args, k))) {
-    const nested = args.args ?? args.input;
+    const nested = argsOf(args);
     if (isRecord(nested) && selectorOf(nested) !== undefined) {
-      const { args: _a, input: _i, ...rest } = args;
-      args = { ...rest, ...nested, id: selectorOf(nested) };
+      const rest = withoutKeys(args, ARG_KEYS);
+      args = { ...rest, ...withoutKeys(nested, SELECTOR_KEYS), id: selectorOf(nested) };
     }
   }
   const selectorKey = SELECTOR_KEYS.find((k) => typeof args[k] === "string" && (args[k] as string).trim() !== "");
@@ -67,7 +74,7 @@ function readBridge(raw: Record<string, unknown>): { tool: string; params: Recor
   for (const [k, v] of Object.entries(args)) {
     if (k.startsWith("args.") && k.length > 5) dotted[k.slice(5)] = v;
   }
-  let nested = args.args ?? args.input;
+  let nested = argsOf(args);
   if (typeof nested === "string") {
     // Some models send the arguments as a JSON string.
     try {
@@ -82,13 +89,25 @@ function readBridge(raw: Record<string, unknown>): { tool: string; params: Recor
   } else {
     const flat: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(args)) {
-      if (k === "args" || k === "input" || k === selectorKey || k.startsWith("args.")) continue;
+      if ((ARG_KEYS as readonly string[]).includes(k) || k === selectorKey || k.startsWith("args.")) continue;
       if ((SELECTOR_KEYS as readonly string[]).includes(k)) continue;
       flat[k] = v;
     }
     input = { ...dotted, ...flat };
   }
   return { tool: toolOfCatalogId(selector), params: input };
+}
+
+/** The first argument key's value that is present (not null). */
+function argsOf(v: Record<string, unknown>): unknown {
+  for (const k of ARG_KEYS) {
+    if (v[k] !== undefined && v[k] !== null) return v[k];
+  }
+  return undefined;
+}
+
+function withoutKeys(v: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(v).filter(([k]) => !keys.includes(k)));
 }
 
 function selectorOf(v: Record<string, unknown>): string | undefined {

@@ -94,3 +94,30 @@ test("an unproven owner bit is not an owner; the session falls back to the sessi
   const bare = toolCall({ tool: "exec", params: {}, bridged: false }, { toolName: "exec", params: {} }, { requester: { senderIsOwner: false } }, {});
   assert.deepEqual(bare.requester, {});
 });
+
+// The corpus of bridge shapes toolgate-core's tests read too
+// (crates/toolgate-core/tests/corpus/tool_call_shapes.json): the plugin
+// unwraps each `tool_call` bridge to the same inner call the daemon judges.
+// Other bridge names (`toolCall`, `call_tool`, MCP gateways) are not
+// OpenClaw's: the plugin sends them as they are and the daemon unwraps them.
+test("every bridge shape in the shared corpus unwraps as toolgate-core does", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const url = new URL("../../../crates/toolgate-core/tests/corpus/tool_call_shapes.json", import.meta.url);
+  const cases = JSON.parse(await readFile(url, "utf8"));
+  let checked = 0;
+  for (const c of cases) {
+    if (!c.inner) continue;
+    const t = targetOf(c.call.tool, c.call.params);
+    if (c.call.tool !== "tool_call") {
+      assert.equal(t.bridged, false, c.note);
+      assert.equal(t.tool, c.call.tool, c.note);
+      continue;
+    }
+    const inner = c.inner.tool === "tool_call" ? targetOf(c.inner.tool, c.inner.params) : c.inner;
+    assert.equal(t.tool, inner.tool, c.note);
+    assert.deepEqual(t.params, inner.params, c.note);
+    assert.equal(t.bridged, true, c.note);
+    checked++;
+  }
+  assert.ok(checked >= 30, `only ${checked} bridge cases checked`);
+});

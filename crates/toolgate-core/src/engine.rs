@@ -140,10 +140,15 @@ impl Engine {
             None if call.cwd.is_some() => cwd.clone(),
             None => base.workspace.clone(),
         };
-        Env {
-            home: base.home.clone(),
+        let env = Env {
             cwd,
             workspace,
+            ..base.clone()
+        };
+        // The agent's own home, when the hook sent it, is where `~` points.
+        match call.home.as_deref().map(str::trim) {
+            Some(h) if h.starts_with('/') => env.with_home(h),
+            _ => env,
         }
     }
 

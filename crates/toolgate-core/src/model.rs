@@ -35,6 +35,14 @@ pub struct ToolCall {
     /// Who asked for the call (the requester can never approve it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requester: Option<Requester>,
+    /// The agent's home directory (`$HOME` where the agent runs): `~` and
+    /// `$HOME` in the call resolve against it. Hooks send it, so a daemon
+    /// running as another user judges the agent's paths as the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
+    /// The OS user the agent runs as (`$USER`), as the hook saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// The person or system on whose behalf the agent acts.

@@ -11,7 +11,14 @@ pub struct Env {
     pub cwd: String,
     /// The workspace: the tree the agent may work in freely.
     pub workspace: String,
+    /// Further homes known by name: the gate process's own when the call
+    /// brought the agent's. Every user's home counts as a home anyway
+    /// ([`Env::home_of`]); these are the ones outside the usual places.
+    pub other_homes: Vec<String>,
 }
+
+/// Where users' homes live: `<root>/<user>`.
+const HOME_ROOTS: &[&str] = &["/home", "/Users", "/var/home"];
 
 impl Env {
     /// An environment whose workspace is its working directory.
@@ -21,7 +28,44 @@ impl Env {
             home: normalize_abs(&home.into()),
             workspace: cwd.clone(),
             cwd,
+            other_homes: Vec::new(),
         }
+    }
+
+    /// The same environment for an agent whose home is `home` (absolute):
+    /// `~` resolves there, and the previous home stays a home.
+    pub fn with_home(&self, home: &str) -> Env {
+        let home = normalize_abs(home);
+        let mut env = self.clone();
+        if home != env.home {
+            let old = std::mem::replace(&mut env.home, home);
+            if !env.other_homes.contains(&old) {
+                env.other_homes.push(old);
+            }
+        }
+        env
+    }
+
+    /// The home directory `abs` (absolute, normalized) lies in, if any:
+    /// the agent's home, the other known homes, `/root`, or any user's
+    /// `/home/<user>`, `/Users/<user>`, `/var/home/<user>` — the longest
+    /// that contains it. `/` is never a home.
+    pub fn home_of(&self, abs: &str) -> Option<String> {
+        let known = std::iter::once(&self.home)
+            .chain(&self.other_homes)
+            .filter(|h| h.as_str() != "/" && is_within(abs, h))
+            .max_by_key(|h| h.len());
+        if let Some(h) = known {
+            return Some(h.clone());
+        }
+        if is_within(abs, "/root") {
+            return Some("/root".to_string());
+        }
+        HOME_ROOTS.iter().find_map(|root| {
+            let rest = abs.strip_prefix(root)?.strip_prefix('/')?;
+            let user = rest.split('/').next().filter(|u| !u.is_empty())?;
+            Some(format!("{root}/{user}"))
+        })
     }
 
     /// The same environment with another working directory (a call's `cwd`,
@@ -31,6 +75,7 @@ impl Env {
             home: self.home.clone(),
             cwd: self.resolve(cwd),
             workspace: self.workspace.clone(),
+            other_homes: self.other_homes.clone(),
         }
     }
 
@@ -173,5 +218,35 @@ mod tests {
         assert!(e.in_workspace("/home/dev/proj/src/a.rs"));
         assert!(!e.in_workspace("/home/dev/project2"));
         assert!(!e.in_workspace("/home/dev"));
+    }
+
+    #[test]
+    fn every_users_home_is_a_home() {
+        let e = Env::new("/root", "/srv/app");
+        assert_eq!(e.home_of("/root/.ssh/id_rsa").as_deref(), Some("/root"));
+        assert_eq!(
+            e.home_of("/home/dev/.aws/credentials").as_deref(),
+            Some("/home/dev")
+        );
+        assert_eq!(e.home_of("/home/dev").as_deref(), Some("/home/dev"));
+        assert_eq!(e.home_of("/Users/alice/x").as_deref(), Some("/Users/alice"));
+        assert_eq!(
+            e.home_of("/var/home/u/.config").as_deref(),
+            Some("/var/home/u")
+        );
+        assert_eq!(e.home_of("/home"), None);
+        assert_eq!(e.home_of("/srv/app/x"), None);
+        assert_eq!(e.home_of("/rootkit"), None);
+        // An agent whose home lies under /tmp: that is its home, not a temp dir.
+        let agent = e.with_home("/tmp/agent-home");
+        assert_eq!(agent.resolve("~/.ssh"), "/tmp/agent-home/.ssh");
+        assert_eq!(
+            agent.home_of("/tmp/agent-home/.ssh/k").as_deref(),
+            Some("/tmp/agent-home")
+        );
+        assert_eq!(agent.home_of("/root/x").as_deref(), Some("/root"));
+        assert_eq!(agent.home_of("/tmp/other"), None);
+        // A home of `/` makes nothing a home.
+        assert_eq!(Env::new("/", "/w").home_of("/etc/passwd"), None);
     }
 }

@@ -102,8 +102,12 @@ impl Decider {
         }
     }
 
-    /// Decides and records one call.
+    /// Decides and records one call. The call carries the agent's home and
+    /// user (this process's `$HOME` and `$USER`, as the runtime started it)
+    /// unless it names them: a daemon running as another user then still
+    /// judges `~` and home rules as the agent's.
     pub fn check(&self, call: &ToolCall) -> Result<Decision> {
+        let call = &with_agent_env(call);
         match self {
             Decider::Local(gate) => Ok(gate.check(call)?),
             Decider::Daemon { url, token } => post_check(url, token, call, None),
@@ -121,6 +125,7 @@ impl Decider {
         wait: Duration,
         cancel: &AtomicBool,
     ) -> Result<Decision> {
+        let call = &with_agent_env(call);
         let wait = wait.min(MAX_WAIT);
         if escalated.decision != Verdict::Escalate || wait.is_zero() {
             return Ok(escalated);
@@ -137,6 +142,22 @@ impl Decider {
             Decider::Local(gate) => wait_here(gate, call, escalated, wait, cancel),
         }
     }
+}
+
+/// `call` with `home` and `user` filled from this process's environment
+/// where it names none (an absolute `$HOME`; `$USER`, else `$LOGNAME`).
+pub fn with_agent_env(call: &ToolCall) -> ToolCall {
+    let mut call = call.clone();
+    if call.home.is_none() {
+        call.home = std::env::var("HOME").ok().filter(|h| h.starts_with('/'));
+    }
+    if call.user.is_none() {
+        call.user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok()
+            .filter(|u| !u.trim().is_empty());
+    }
+    call
 }
 
 /// The in-process wait: the store is shared with every other toolgate
@@ -247,6 +268,8 @@ pub fn relay_call(approval: &str, reason: &str, like: &ToolCall) -> ToolCall {
         channel: like.channel.clone(),
         cwd: like.cwd.clone(),
         requester: None,
+        home: like.home.clone(),
+        user: like.user.clone(),
     }
 }
 

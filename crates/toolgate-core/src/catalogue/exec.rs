@@ -315,7 +315,11 @@ impl Catalogue {
                 c == &env.workspace || (c != "/" && crate::paths::is_within(&env.workspace, c))
             }),
             SetRef::OutsideWorkspace => candidates(abs).iter().any(|c| {
-                !env.in_workspace(c) && !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t))
+                // Temp-dir leniency is for the temp dirs, never for a home
+                // that lies in one.
+                !env.in_workspace(c)
+                    && (env.home_of(c).is_some()
+                        || !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t)))
             }),
             SetRef::Inline(s) => s.matches_arg(abs, env),
             SetRef::Named(i) => self.sets.get(*i).is_some_and(|s| s.matches_arg(abs, env)),

@@ -9,7 +9,7 @@
 //! while no pattern's literal start and end fit the paths asked about: a
 //! short-lived process (a hook) pays only for the sets its call could be in.
 
-use crate::paths::{Env, is_within, normalize_abs};
+use crate::paths::{Env, normalize_abs};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::sync::OnceLock;
 
@@ -38,9 +38,12 @@ pub struct PathSet {
     outside_workspace_only: bool,
 }
 
-/// `/home/dev/x` → `/~/x` when home is `/home/dev`.
-fn home_form(abs: &str, home: &str) -> Option<String> {
-    is_within(abs, home).then(|| format!("/~{}", &abs[home.len()..]))
+/// `/home/dev/x` → `/~/x`: the path relative to the home it lies in, for
+/// whichever user ([`Env::home_of`]), so home-relative patterns cover
+/// every user's home, not just the gate's own.
+fn home_form(abs: &str, env: &Env) -> Option<String> {
+    let home = env.home_of(abs)?;
+    Some(format!("/~{}", &abs[home.len()..]))
 }
 
 fn expand_home(written: &str, env: &Env) -> String {
@@ -159,7 +162,7 @@ impl PathSet {
         if self.outside_workspace_only && env.in_workspace(abs) {
             return false;
         }
-        self.matches(abs, home_form(abs, &env.home).as_deref())
+        self.matches(abs, home_form(abs, env).as_deref())
     }
 
     /// Whether a pattern matches the absolute path `abs` or, for
@@ -205,7 +208,7 @@ impl PathSet {
         // Does the glob cover a concrete member (`/e*` covers `/etc`)? Only
         // members that start with the glob's literal prefix can be covered.
         let prefix = &arg[..arg.find(['*', '?', '[']).unwrap_or(arg.len())];
-        let home_arg = home_form(arg, &env.home);
+        let home_arg = home_form(arg, env);
         let covered = self.concrete.iter().any(|c| match c.strip_prefix('~') {
             Some(rest) => home_arg.as_deref().is_some_and(|h| {
                 let member = format!("/~{rest}");
@@ -228,10 +231,12 @@ impl PathSet {
         if self.probes.is_empty() {
             return false;
         }
-        let secret_dir = self
-            .literal_dirs
-            .iter()
-            .any(|d| expand_home(d, env) == base);
+        let base_home = home_form(base, env);
+        let secret_dir = self.literal_dirs.iter().any(|d| {
+            expand_home(d, env) == base
+                || d.strip_prefix('~')
+                    .is_some_and(|rest| base_home.as_deref() == Some(&format!("/~{rest}")))
+        });
         self.probes.iter().any(|probe| {
             let cand = format!("{}/{probe}", base.trim_end_matches('/'));
             let dot_ok = !probe.starts_with('.') || last.starts_with('.');
@@ -440,8 +445,15 @@ mod tests {
         assert!(s.contains("/home/dev/.ssh/id_rsa", &env()));
         assert!(s.contains("/home/dev/.ssh", &env()));
         assert!(s.contains("/home/dev", &env()));
-        assert!(!s.contains("/root/.ssh/id_rsa", &env()));
         assert!(!s.contains("/home/dev/x", &env()));
+        // Every user's home, not only the gate's own.
+        assert!(s.contains("/root/.ssh/id_rsa", &env()));
+        assert!(s.contains("/home/alice/.ssh/config", &env()));
+        assert!(s.contains("/Users/bob", &env()));
+        assert!(!s.contains("/srv/.ssh/id_rsa", &env()));
+        assert!(!s.contains("/home", &env()));
+        // Globs over other users' homes.
+        assert!(s.matches_arg("/home/*/.ssh/id_rsa", &env()));
     }
 
     #[test]

@@ -228,6 +228,9 @@ pub fn to_call(
         channel: Some("mcp".to_string()),
         cwd: session.cwd.clone(),
         requester: None,
+        // The proxy's caller adds the agent's home and user.
+        home: None,
+        user: None,
     })
 }
 

@@ -474,6 +474,7 @@ fn parse_test(
             channel: c.channel.clone(),
             cwd: c.cwd.clone(),
             requester,
+            ..ToolCall::default()
         },
         expect: expectation,
         location: line_col(src, start),

@@ -146,9 +146,15 @@ impl PathPattern {
     }
 
     fn matches(&self, abs_path: &str, env: &Env, fold: bool) -> bool {
+        // Deny and ask rules (`fold`) written `~/…` cover every user's home;
+        // allow rules only the agent's own.
+        let other_home = match self.base {
+            Base::Home if fold => env.home_of(abs_path),
+            _ => None,
+        };
         let base = match self.base {
             Base::Root => "/",
-            Base::Home => env.home.as_str(),
+            Base::Home => other_home.as_deref().unwrap_or(env.home.as_str()),
             Base::Workspace => env.workspace.as_str(),
         };
         let Some(rel) = relative_to(abs_path, base, fold) else {

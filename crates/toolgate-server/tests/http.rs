@@ -646,7 +646,13 @@ async fn the_claude_code_hook_fails_closed() {
         .await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(v["decision"], "deny", "{v}");
-    assert!(v["reason"].as_str().unwrap().contains("mcp__fsx__write_file"), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("mcp__fsx__write_file"),
+        "{v}"
+    );
     let (_, v) = d
         .post("/v1/hooks/codex", Some(AGENT), pre("rm -rf /"))
         .await;
@@ -655,7 +661,10 @@ async fn the_claude_code_hook_fails_closed() {
     assert_eq!(decision(&v), "deny", "a refused token is a denial: {v}");
     let (s, v) = d.post("/v1/hooks/openclaw", Some(AGENT), pre("ls")).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
-    assert!(v.to_string().contains("claude-code, codex, gemini, cursor"), "{v}");
+    assert!(
+        v.to_string().contains("claude-code, codex, gemini, cursor"),
+        "{v}"
+    );
 }
 
 async fn ws_connect(

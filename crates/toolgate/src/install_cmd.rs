@@ -125,13 +125,13 @@ fn timeout(args: &InstallArgs) -> Result<Duration> {
     };
     match args.timeout {
         None => Ok(wanted),
+        Some(0) => bail!("--timeout must be at least 1 second"),
         Some(t) if Duration::from_secs(t) < hold + Duration::from_secs(5) => bail!(
             "--timeout {t} is too short for the policy's [hooks] hold of {} s: the runtime \
              would give up on the hook while it waits; use at least {}",
             hold.as_secs(),
             hold.as_secs() + 5
         ),
-        Some(t) if t == 0 => bail!("--timeout must be at least 1 second"),
         Some(t) => Ok(Duration::from_secs(t)),
     }
 }

@@ -72,6 +72,7 @@ fn dangerous_commands_are_stopped() {
     let mut cases = load(include_str!("corpus/dangerous.tsv"));
     cases.extend(load(include_str!("corpus/dangerous_redteam.tsv")));
     cases.extend(load(include_str!("corpus/dangerous_agents.tsv")));
+    cases.extend(load(include_str!("corpus/dangerous_trees.tsv")));
     assert!(cases.len() >= 150, "corpus too small: {}", cases.len());
     let mut allowed = Vec::new();
     for (cat, cmd) in &cases {
@@ -96,6 +97,7 @@ fn ordinary_commands_are_allowed() {
     let mut cases = load(include_str!("corpus/benign.tsv"));
     cases.extend(load(include_str!("corpus/benign_redteam.tsv")));
     cases.extend(load(include_str!("corpus/benign_agents.tsv")));
+    cases.extend(load(include_str!("corpus/benign_trees.tsv")));
     assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
     let mut stopped = Vec::new();
     for (cat, cmd) in &cases {

@@ -21,6 +21,8 @@ const INTERPRETERS: &[(&str, &[&str])] = &[
     ("pypy", &["-c"]),
     ("perl", &["-e", "-E"]),
     ("ruby", &["-e"]),
+    ("irb", &[]),
+    ("ipython", &["-c"]),
     ("node", &["-e", "--eval", "-p", "--print"]),
     ("nodejs", &["-e", "--eval", "-p", "--print"]),
     ("bun", &["-e", "--eval", "-p", "--print"]),
@@ -80,7 +82,47 @@ pub fn interpreter_of(program: &str) -> Option<(&'static str, &'static [&'static
         .map(|(n, o)| (*n, *o))
 }
 
+/// Whether anything feeds the command's stdin: a pipe, a here-doc or
+/// here-string, or a redirection (of the command or around it).
+pub(super) fn stdin_fed(cmd: &SimpleCommand, scope: &Scope) -> bool {
+    let reads = |r: &Redirect| {
+        matches!(
+            r.kind,
+            RedirectKind::Read | RedirectKind::ReadWrite | RedirectKind::Dup
+        )
+    };
+    scope.stdin_text.is_some()
+        || !scope.stdin_from.is_empty()
+        || !cmd.stdin_from.is_empty()
+        || cmd.redirects.iter().any(reads)
+        || scope.redirects.iter().any(reads)
+}
+
 impl Analyzer<'_> {
+    /// A shell, REPL or database client started with nothing to run and
+    /// nothing on its stdin: an interactive session. Whatever is typed into
+    /// it later (Codex's `write_stdin`, a terminal multiplexer's keys)
+    /// reaches no hook, so it is never allowed silently.
+    pub(super) fn interactive(&mut self, program: &str, cmd: &SimpleCommand) {
+        // `node --version`, `python3 -V`, `psql --help`: print and exit.
+        let prints_and_exits = cmd.argv.iter().skip(1).any(|w| {
+            matches!(
+                w.text.as_str(),
+                "--version" | "--help" | "-V" | "-h" | "-help" | "-version" | "-?"
+            ) || (w.text == "-v" && matches!(program, "node" | "nodejs" | "bun" | "deno"))
+        });
+        if prints_and_exits {
+            return;
+        }
+        self.opaque(
+            format!(
+                "{program} starts an interactive session: what is typed into it later reaches no \
+                 hook"
+            ),
+            &display(&cmd.argv),
+        );
+    }
+
     pub(super) fn unwrap_shell(
         &mut self,
         mut cmd: SimpleCommand,
@@ -162,6 +204,9 @@ impl Analyzer<'_> {
             _ => {
                 // Reads its script from stdin.
                 let text = scope.stdin_text.clone();
+                if !stdin_fed(&cmd, scope) {
+                    self.interactive(&program, &cmd);
+                }
                 if text.is_none() && scope.stdin_from.iter().any(|s| s == "$") {
                     self.opaque(
                         format!("{program} runs a script built at run time from its input"),
@@ -295,6 +340,11 @@ impl Analyzer<'_> {
                 code.push(Word::lit(content));
             }
             let from_stdin = script.is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
+            // A REPL with nothing on stdin (deno's and the vim family's own
+            // commands aside: `deno run`, an editor on a file).
+            if script.is_none() && !lang_is_vim(lang) && lang != "deno" && !stdin_fed(&cmd, scope) {
+                self.interactive(lang, &cmd);
+            }
             if from_stdin {
                 if let Some(text) = scope.stdin_text.clone() {
                     code.push(Word::lit(text));

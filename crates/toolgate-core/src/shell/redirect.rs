@@ -93,7 +93,19 @@ impl Analyzer<'_> {
                 let dest = r.child_by_field_name("destination");
                 let Some(dest) = dest else { return };
                 if dest.kind() == "process_substitution" {
+                    let before = self.out.commands.len();
+                    self.last_output = None;
                     self.substitution(dest, src, scope, depth);
+                    if op == "<" {
+                        // `< <(find …)`: what the substitution prints is the
+                        // statement's stdin, as with a pipe.
+                        for cmd in &self.out.commands[before..] {
+                            if !cmd.wrapper && !scope.stdin_from.contains(&cmd.program) {
+                                scope.stdin_from.push(cmd.program.clone());
+                            }
+                        }
+                        scope.stdin_text = self.last_output.take();
+                    }
                     return;
                 }
                 let words = self.eval_word(dest, src, scope, depth + 1);

@@ -46,6 +46,14 @@ impl Analyzer<'_> {
             }
         }
         if start + 1 >= args.len() {
+            // No remote command: a login shell on the host (unless a
+            // forward-only `-N` or stdin is given), typed into later.
+            let forward_only = args.iter().any(|w| {
+                w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('N')
+            });
+            if start < args.len() && !forward_only && !super::interpreters::stdin_fed(&cmd, scope) {
+                self.interactive("ssh", &cmd);
+            }
             self.push(cmd);
             return;
         }
@@ -295,6 +303,11 @@ impl Analyzer<'_> {
         }
         if keys {
             operands.retain(|w| !matches!(w.text.as_str(), "Enter" | "C-m" | "KPEnter" | "C-j"));
+        }
+        if operands.is_empty() && runs && sub != "run-shell" && sub != "run" {
+            // A new session, window or pane with no command runs a shell
+            // that later keys (`send-keys`, a person, an agent) type into.
+            self.interactive("tmux", &cmd);
         }
         if operands.is_empty() {
             self.push(cmd);

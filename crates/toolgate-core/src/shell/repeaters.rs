@@ -69,6 +69,7 @@ impl Analyzer<'_> {
         } else {
             vec![Word::lit("echo")]
         };
+        let tree = !from_file && feeds_tree(&scope.stdin_from);
         let mut items: Vec<Word> = match (&scope.stdin_text, from_file) {
             (Some(t), false) => t.split_whitespace().map(Word::lit).collect(),
             _ => Vec::new(),
@@ -96,11 +97,13 @@ impl Analyzer<'_> {
                             }
                         })
                         .collect();
+                    let argv = if tree { over_tree(argv) } else { argv };
                     self.inner_argv(argv, scope, "xargs", false, None);
                 }
             }
             _ => {
                 inner.extend(items);
+                let inner = if tree { over_tree(inner) } else { inner };
                 self.inner_argv(inner, scope, "xargs", false, None);
             }
         }
@@ -166,27 +169,34 @@ impl Analyzer<'_> {
                 .collect();
             Some(shown.join("\n"))
         };
-        // What `{}` stands for: the root itself (find yields it first), unless
-        // a name test filters the results and the root is inside the
-        // workspace, where the filtered entries are what runs.
+        // What `{}` stands for: every entry under the root, so the command
+        // is judged on the whole tree (`rm -f {}` over `/` is `rm -r -f /`).
+        // A name test narrows it to the matching names under the root; any
+        // other narrowing test (time, size, owner) leaves which entries
+        // unknown statically, so a match on the root is only an escalation.
         let name_filter = args
             .windows(2)
             .find(|w| {
                 matches!(w[0].text.as_str(), "-name" | "-iname")
-                    && !matches!(w[1].text.as_str(), "*" | ".*" | "*.*")
+                    && !w[1].text.chars().all(|c| c == '*' || c == '.')
             })
             .map(|w| w[1].text.clone());
+        let narrowed = narrowing_test(&args);
         for (kind, inner) in execs {
             for root in roots.iter().take(8) {
                 let stand_in = match (&name_filter, root.dynamic) {
                     (Some(pattern), false) => {
                         let abs = self.resolve_word(root.clone(), scope);
-                        if !abs.dynamic && self.env.in_workspace(&abs.text) {
-                            Word::lit(format!("{}/{}", abs.text.trim_end_matches('/'), pattern))
-                        } else {
+                        if abs.dynamic {
                             root.clone()
+                        } else {
+                            Word::lit(format!("{}/**/{}", abs.text.trim_end_matches('/'), pattern))
                         }
                     }
+                    _ if narrowed => Word {
+                        text: root.text.clone(),
+                        dynamic: true,
+                    },
                     _ => root.clone(),
                 };
                 let argv: Vec<Word> = inner
@@ -202,6 +212,11 @@ impl Analyzer<'_> {
                         }
                     })
                     .collect();
+                let argv = if inner.iter().any(|w| w.text.contains("{}")) {
+                    over_tree(argv)
+                } else {
+                    argv
+                };
                 self.inner_argv(argv, scope, &format!("find {kind}"), false, None);
             }
         }
@@ -234,6 +249,18 @@ impl Analyzer<'_> {
                 dynamic: true,
             });
         }
+        // fd's results are entries of the tree it searches: a deleter over
+        // them, with a search path named, deletes that tree (with none, fd
+        // searches the working directory, judged as before).
+        let positional = args[..i]
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .count();
+        let inner = if positional >= 2 {
+            over_tree(inner)
+        } else {
+            inner
+        };
         self.inner_argv(inner, scope, "fd --exec", false, None);
     }
 
@@ -260,4 +287,130 @@ impl Analyzer<'_> {
             self.script_word(&joined, scope, "watch");
         }
     }
+}
+
+/// Programs that enumerate a tree: what they print stands for everything
+/// under their roots, so a command applied to each printed item acts on the
+/// whole tree. (`ls` only with `-R`, see [`feeds_tree`].)
+const TREE_LISTERS: &[&str] = &[
+    "find", "fd", "fdfind", "locate", "plocate", "mlocate", "tree",
+];
+
+/// Whether stdin comes from a tree enumeration (`find … |`, `fd … |`).
+pub(super) fn feeds_tree(stdin_from: &[String]) -> bool {
+    stdin_from
+        .iter()
+        .any(|p| TREE_LISTERS.contains(&p.rsplit('/').next().unwrap_or(p)))
+}
+
+/// Wrappers that may stand before the per-item program (`sudo rm`, `env rm`).
+const PREFIXES: &[&str] = &[
+    "sudo", "doas", "env", "nice", "ionice", "nohup", "command", "busybox",
+];
+
+/// A per-item command (`rm -f ITEM`), whose items are everything under a
+/// tree, as the same operation on the tree itself: file deleters become
+/// `rm -r -f` of the items (deleting every file of a tree is deleting the
+/// tree), `rm` gains `-r`, ownership and mode changes gain `-R`. Any other
+/// command is returned as it was: what it does to each file is what it
+/// does to the tree, and the catalogue judges it on the items as given.
+pub(super) fn over_tree(argv: Vec<Word>) -> Vec<Word> {
+    let name = |w: &Word| w.text.rsplit('/').next().unwrap_or("").to_string();
+    let Some(at) = argv.iter().take(6).position(|w| {
+        !PREFIXES.contains(&name(w).as_str()) && !w.text.starts_with('-') && !w.text.contains('=')
+    }) else {
+        return argv;
+    };
+    let program = name(&argv[at]);
+    let head: Vec<Word> = argv[..at].to_vec();
+    let rest: Vec<Word> = argv[at + 1..].to_vec();
+    let recursive = |flag: &str, rest: Vec<Word>| {
+        let mut out = head.clone();
+        out.push(argv[at].clone());
+        out.push(Word::lit(flag));
+        out.extend(rest);
+        out
+    };
+    match program.as_str() {
+        "rm" => recursive("-r", rest),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => recursive("-R", rest),
+        "unlink" | "shred" | "srm" | "wipe" | "scrub" | "truncate" | "rmdir" => {
+            // The operands are what it destroys; option values (`-s 0`,
+            // `-n 3`) are not paths, so only operands that carry an item
+            // (or look like paths) are kept.
+            let mut out = head.clone();
+            out.push(Word::lit("rm"));
+            out.push(Word::lit("-r"));
+            out.push(Word::lit("-f"));
+            let mut skip = false;
+            for w in rest {
+                if skip {
+                    skip = false;
+                    continue;
+                }
+                if w.text.starts_with('-') {
+                    skip = matches!(
+                        w.text.as_str(),
+                        "-s" | "--size" | "-n" | "--iterations" | "-r" | "--reference"
+                    );
+                    continue;
+                }
+                out.push(w);
+            }
+            out
+        }
+        _ => argv,
+    }
+}
+
+/// Whether a find expression narrows what it finds: a name, path, time,
+/// size, owner or permission test (a name test of wildcards only, `*`,
+/// does not). `-type`, `-mindepth`, `-maxdepth`, `-xdev` do not: every
+/// file of a tree is still the tree.
+fn narrowing_test(args: &[Word]) -> bool {
+    const TESTS: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-newer",
+        "-anewer",
+        "-cnewer",
+        "-newermt",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-size",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-perm",
+        "-inum",
+        "-links",
+        "-samefile",
+        "-empty",
+        "-nouser",
+        "-nogroup",
+        "-lname",
+        "-ilname",
+    ];
+    args.iter().enumerate().any(|(i, w)| {
+        if !TESTS.contains(&w.text.as_str()) {
+            return false;
+        }
+        match w.text.as_str() {
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" => args
+                .get(i + 1)
+                .is_some_and(|p| !p.text.chars().all(|c| c == '*' || c == '.' || c == '/')),
+            _ => true,
+        }
+    })
 }

@@ -121,6 +121,32 @@ impl Analyzer<'_> {
             self.push(cmd);
             return;
         }
+        // A loop reading a tree enumeration (`find ~ | while read f; do rm
+        // "$f"; done`): a per-item operation on the read value acts on the
+        // whole tree, so it is judged on the tree's roots, recursively.
+        if scope.via.iter().any(|v| v.wrapper == "loop")
+            && super::repeaters::feeds_tree(&scope.stdin_from)
+            && cmd.argv[1..].iter().any(|w| w.dynamic)
+        {
+            let root = scope
+                .stdin_text
+                .as_deref()
+                .and_then(|t| t.split_whitespace().next())
+                .map(Word::lit);
+            let items: Vec<Word> = cmd
+                .argv
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match (&root, i > 0 && w.dynamic) {
+                    (Some(r), true) => r.clone(),
+                    _ => w.clone(),
+                })
+                .collect();
+            let tree = super::repeaters::over_tree(items.clone());
+            if tree != items {
+                cmd.argv = tree;
+            }
+        }
         let args: Vec<Word> = cmd.argv[1..].to_vec();
         self.last_output = None;
         if !scope.state.cloned.is_empty() && self.touches_clone(&program, &first, &args, scope) {
@@ -330,6 +356,35 @@ impl Analyzer<'_> {
                 self.push(cmd);
             }
             p if DB_CLIENTS.contains(&p) => {
+                // A client given no statement, file or stdin opens a prompt.
+                const RUNS: &[&str] = &[
+                    "-c",
+                    "--command",
+                    "-e",
+                    "--execute",
+                    "-f",
+                    "--file",
+                    "-x",
+                    "--eval",
+                    "-cmd",
+                    "-i",
+                    "-Q",
+                    "-q",
+                    "--query",
+                    "-s",
+                    "-S",
+                ];
+                let runs_something = args.iter().any(|w| {
+                    RUNS.contains(&w.text.as_str())
+                        || RUNS
+                            .iter()
+                            .any(|o| o.starts_with("--") && w.text.starts_with(&format!("{o}=")))
+                }) || (p == "sqlite3"
+                    && args.iter().filter(|w| !w.text.starts_with('-')).count() >= 2)
+                    || (p == "redis-cli" && args.iter().any(|w| !w.text.starts_with('-')));
+                if !runs_something && !super::interpreters::stdin_fed(&cmd, scope) {
+                    self.interactive(p, &cmd);
+                }
                 if let Some(text) = scope.stdin_text.clone() {
                     cmd.inline_code = Some(InlineCode {
                         language: p.to_string(),

@@ -292,6 +292,29 @@ impl Analyzer<'_> {
             let values: Vec<Word> = inner[i + 1..].to_vec();
             inner.truncate(i);
             inner.extend(values);
+        } else if name == "parallel" && super::repeaters::feeds_tree(&scope.stdin_from) {
+            // Items from a tree enumeration on stdin: the command runs on
+            // everything under the tree's roots.
+            let items: Vec<Word> = match &scope.stdin_text {
+                Some(t) => t.split_whitespace().map(Word::lit).collect(),
+                None => vec![Word {
+                    text: "{parallel input}".into(),
+                    dynamic: true,
+                }],
+            };
+            let placeholder = inner.iter().any(|w| w.text.contains("{}"));
+            if placeholder {
+                let item = items[0].clone();
+                for w in &mut inner {
+                    if w.text.contains("{}") {
+                        w.text = w.text.replace("{}", &item.text);
+                        w.dynamic |= item.dynamic;
+                    }
+                }
+            } else {
+                inner.extend(items);
+            }
+            inner = super::repeaters::over_tree(inner);
         }
         if name == "sg" && inner.first().is_some_and(|w| w.text == "-c") {
             if let Some(script) = inner.get(1).cloned() {

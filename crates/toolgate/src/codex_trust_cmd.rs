@@ -9,6 +9,7 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use toolgate_core::hooks::Spec;
+use toolgate_core::hooks::codex_trust;
 
 /// The config.toml holding the trust entries: `$CODEX_HOME/config.toml`
 /// (default `~/.codex/config.toml`), whichever hooks.json they trust.
@@ -19,9 +20,12 @@ pub fn config_path(spec: &Spec) -> Result<PathBuf> {
 /// The trust entries toolgate's hooks in `settings` (the hooks.json at
 /// `hooks_path`) need: `(state key, trusted_hash)`.
 pub fn wanted(hooks_path: &Path, settings: &Value, spec: &Spec) -> Vec<(String, String)> {
-    // PENDING: the trust algorithm (codex_trust) is being established.
-    let _ = (hooks_path, settings, spec);
-    Vec::new()
+    let path = hooks_path.to_string_lossy();
+    spec.install
+        .find(spec.name, settings)
+        .iter()
+        .map(|found| codex_trust::state_for(&path, found))
+        .collect()
 }
 
 /// The `trusted_hash` config.toml records for `key`, if any.

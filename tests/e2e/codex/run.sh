@@ -49,10 +49,10 @@ done
 started=$SECONDS
 
 codex="$here/node_modules/.bin/codex"
-if [[ ! -x "$codex" || "$here/package.json" -nt "$here/node_modules/.package-lock.json" ]]; then
-  echo "run.sh: installing Codex CLI (npm install)"
-  (cd "$here" && npm install --no-audit --no-fund --loglevel=error) || {
-    echo "run.sh: npm install failed" >&2
+if [[ ! -x "$codex" || "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]]; then
+  echo "run.sh: installing Codex CLI (npm ci)"
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || {
+    echo "run.sh: npm ci failed" >&2
     exit 2
   }
 fi

@@ -1,0 +1,4 @@
+#!/bin/sh
+# The control's hook: reads the payload and allows the call.
+cat >/dev/null
+echo '{"decision":"allow"}'

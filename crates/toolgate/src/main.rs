@@ -7,6 +7,7 @@ mod audit_cmd;
 mod check;
 mod codex_trust_cmd;
 mod decider;
+mod doctor_cmd;
 mod hook_cmd;
 mod install_cmd;
 mod knowledge_cmd;
@@ -38,6 +39,8 @@ enum Command {
     Hook(hook_cmd::HookArgs),
     /// Register toolgate as an agent runtime's hook (claude-code, codex, gemini, cursor).
     Install(install_cmd::InstallArgs),
+    /// Report hook set-ups a runtime would not run fail-closed, and how to fix each.
+    Doctor(doctor_cmd::DoctorArgs),
     /// Sit between an MCP client and a stdio MCP server, judging every tool call.
     McpProxy(mcp_proxy::McpProxyArgs),
     /// Run the daemon: HTTP API, live control UI, metrics.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
         Command::Install(args) => install_cmd::run(args, &cli.data),
+        Command::Doctor(args) => doctor_cmd::run(args),
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),

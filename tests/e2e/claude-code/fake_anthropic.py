@@ -32,6 +32,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MARKER = re.compile(r"<<<RUN:(.*?)>>>", re.S)
+# `<<<TOOL:{"name": "Write", "input": {...}}>>>`: call that tool instead.
+TOOL_MARKER = re.compile(r"<<<TOOL:(.*?)>>>", re.S)
 LOG_LOCK = threading.Lock()
 
 
@@ -134,9 +136,16 @@ class Handler(BaseHTTPRequestHandler):
         messages = req.get("messages") or []
         tools = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
         command = None
+        tool_name, tool_input = "Bash", None
         for m in messages:
             if m.get("role") == "user":
                 for t in texts(m.get("content")):
+                    hit = TOOL_MARKER.search(t)
+                    if hit:
+                        spec = json.loads(hit.group(1))
+                        tool_name, tool_input = spec["name"], spec["input"]
+                        command = json.dumps(tool_input)
+                        break
                     hit = MARKER.search(t)
                     if hit:
                         command = hit.group(1)
@@ -161,14 +170,15 @@ class Handler(BaseHTTPRequestHandler):
                 with open(os.path.join(os.environ["FAKE_DUMP_DIR"], "%04d.json" % n), "w") as f:
                     json.dump(req, f, indent=1)
 
-        if command is None or "Bash" not in tools:
+        if command is None or tool_name not in tools:
             kind, stop = "side", "end_turn"
             block = {"type": "text", "text": "ok"}
             result_text = None
         elif not called:
             kind, stop = "tool_use", "tool_use"
-            block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": "Bash",
-                     "input": {"command": command, "description": "Run the requested command"}}
+            block = {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": tool_name,
+                     "input": tool_input if tool_input is not None else
+                     {"command": command, "description": "Run the requested command"}}
             result_text = None
         elif held and calls < 2:
             kind, stop = "retry", "tool_use"

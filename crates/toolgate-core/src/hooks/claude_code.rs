@@ -184,7 +184,7 @@ pub static ANSWERS: AnswerTable = AnswerTable {
                 fact(A::Allow, O::Runs, ""),
                 fact(A::AllowWithInput, O::Runs, ""),
                 STOPS_ALWAYS[0],
-                fact(A::Ask, O::PersonDecides, "a denial in `-p`"),
+                fact(A::Ask, O::PersonDecides, "observed: a denial in `-p`"),
                 fact(A::Defer, O::Runs, "allow-listed tools run unasked"),
                 fact(A::NoDecision, O::Runs, "allow-listed tools run unasked"),
                 STOPS_ALWAYS[1],

@@ -61,6 +61,10 @@ pub const VOCABULARY: &[(&str, ToolKind)] = &[
     ("apply_patch", ToolKind::Write),
     ("view_image", ToolKind::Read),
     ("update_plan", ToolKind::Memory),
+    ("request_user_input", ToolKind::Memory),
+    ("get_goal", ToolKind::Memory),
+    ("create_goal", ToolKind::Memory),
+    ("update_goal", ToolKind::Memory),
 ];
 
 /// Where `toolgate install codex` registers the hook: `$CODEX_HOME/hooks.json`
@@ -94,17 +98,19 @@ const FACTS: &[Fact] = &[
         "Codex's own sandbox and approvals apply",
     ),
     fact(A::Malformed, O::Runs, "logged as a failed hook"),
-    fact(A::Exit2, O::Stops, "stderr is the reason"),
+    fact(A::Exit2, O::Stops, "observed: \"Command blocked by PreToolUse hook\""),
     fact(A::Exit2Silent, O::Runs, "a failed hook"),
     fact(A::ExitOther, O::Runs, "no fail-closed switch"),
     fact(A::Timeout, O::Runs, "no fail-closed switch"),
     fact(A::Crash, O::Runs, "no fail-closed switch"),
 ];
 
-/// The answer table (0.169.0, observed offline; the modes are Codex's
-/// command-line modes, the answers act alike in each).
+/// The answer table (0.169.0, observed offline). `codex exec` sends
+/// `permission_mode: "bypassPermissions"` whatever its sandbox flag
+/// (observed with --dangerously-bypass-approvals-and-sandbox, --full-auto
+/// and no flag); the answers act alike in every mode.
 pub static ANSWERS: AnswerTable = AnswerTable {
-    observed: "Codex CLI 0.169.0 (`codex exec`, offline)",
+    observed: "Codex CLI 0.169.0 (`codex exec`, offline; a hook runs only with its trust entry)",
     modes: &[
         Mode {
             name: "bypassPermissions",

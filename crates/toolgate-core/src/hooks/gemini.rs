@@ -57,6 +57,12 @@ pub const VOCABULARY: &[(&str, ToolKind)] = &[
     ("google_web_search", ToolKind::Search),
     ("save_memory", ToolKind::Memory),
     ("write_todos", ToolKind::Memory),
+    ("grep_search", ToolKind::Read),
+    ("invoke_agent", ToolKind::Sessions),
+    ("list_background_processes", ToolKind::Process),
+    ("read_background_output", ToolKind::Process),
+    ("enter_plan_mode", ToolKind::Memory),
+    ("update_topic", ToolKind::Memory),
 ];
 
 /// Where `toolgate install gemini` registers the hook.
@@ -84,7 +90,7 @@ const FACTS: &[Fact] = &[
         O::Runs,
         "tool_input is merged over the arguments",
     ),
-    fact(A::Deny, O::Stops, "`deny` and `block` alike"),
+    fact(A::Deny, O::Stops, "observed in --yolo; `deny` and `block` alike"),
     fact(A::Ask, O::PersonDecides, "forces Gemini's own confirmation"),
     fact(A::Defer, O::Runs, "not a Gemini answer: ignored"),
     fact(A::NoDecision, O::Runs, ""),
@@ -103,7 +109,7 @@ const FACTS: &[Fact] = &[
 /// The answer table (0.61.0, observed offline). Gemini's payload names no
 /// mode; the command-line modes are listed, most permissive first.
 pub static ANSWERS: AnswerTable = AnswerTable {
-    observed: "Gemini CLI 0.61.0 (`gemini -p`, offline)",
+    observed: "Gemini CLI 0.61.0 (`gemini -p --yolo`, offline)",
     modes: &[
         Mode {
             name: "yolo",

@@ -217,6 +217,7 @@ fn missing_field_errors_say_which_event_to_register() {
 /// Hook event names, the judged ones and one that is not.
 const EVENTS: &[&str] = &[
     "PreToolUse",
+    "preToolUse",
     "BeforeTool",
     "beforeShellExecution",
     "beforeMCPExecution",
@@ -236,6 +237,14 @@ const WORDS: &[&str] = &[
     "file_path",
     "workspace_roots",
     "conversation_id",
+    "permission_mode",
+    "bypassPermissions",
+    "mcp_context",
+    "server_name",
+    "mcp_fsx_write_file",
+    "apply_patch",
+    "write_stdin",
+    "*** Begin Patch",
     "Bash",
     "mcp__fs__read",
     "{\"a\":1}",

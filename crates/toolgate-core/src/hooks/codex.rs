@@ -95,10 +95,14 @@ const FACTS: &[Fact] = &[
     fact(
         A::NoDecision,
         O::Runs,
-        "Codex's own sandbox and approvals apply",
+        "observed: the e2e control's `{}` hook",
     ),
     fact(A::Malformed, O::Runs, "logged as a failed hook"),
-    fact(A::Exit2, O::Stops, "observed: \"Command blocked by PreToolUse hook\""),
+    fact(
+        A::Exit2,
+        O::Stops,
+        "observed: \"Command blocked by PreToolUse hook\"",
+    ),
     fact(A::Exit2Silent, O::Runs, "a failed hook"),
     fact(A::ExitOther, O::Runs, "no fail-closed switch"),
     fact(A::Timeout, O::Runs, "no fail-closed switch"),

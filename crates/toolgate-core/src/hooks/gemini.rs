@@ -90,7 +90,11 @@ const FACTS: &[Fact] = &[
         O::Runs,
         "tool_input is merged over the arguments",
     ),
-    fact(A::Deny, O::Stops, "observed in --yolo; `deny` and `block` alike"),
+    fact(
+        A::Deny,
+        O::Stops,
+        "observed in --yolo; `deny` and `block` alike",
+    ),
     fact(A::Ask, O::PersonDecides, "forces Gemini's own confirmation"),
     fact(A::Defer, O::Runs, "not a Gemini answer: ignored"),
     fact(A::NoDecision, O::Runs, ""),

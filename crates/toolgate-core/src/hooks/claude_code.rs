@@ -14,7 +14,7 @@
 //! `additionalContext`, which reaches the model; rewritten params go to
 //! `updatedInput` for `allow` and `ask` (the input the user is asked about).
 
-use super::answers::{AnswerKind as A, AnswerTable, HookAnswer, Mode, Outcome as O, fact};
+use super::answers::{AnswerKind as A, AnswerTable, Fact, HookAnswer, Mode, Outcome as O, fact};
 use super::install::{FailClosedValue, Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
 use crate::model::{Decision, Verdict};
@@ -76,38 +76,65 @@ pub static INSTALL: Target = Target {
     needs_trust: false,
 };
 
-const STOPS_ALWAYS: [super::answers::Fact; 2] = [
-    fact(A::Deny, O::Stops, ""),
-    fact(A::Exit2, O::Stops, "stderr goes to the model"),
-];
+/// One mode's facts: every answer but `ask`, `defer` and no decision acts
+/// the same in every mode (failures stop the call because toolgate's entry
+/// sets `"onFailure": "block"`; without it each of them lets the call run).
+const fn facts(ask: Fact, defer: Fact, none: Fact) -> [Fact; 12] {
+    const FAILED: &str = "with onFailure: block; runs without it";
+    [
+        fact(A::Allow, O::Runs, ""),
+        fact(A::AllowWithInput, O::Runs, ""),
+        fact(A::Deny, O::Stops, ""),
+        ask,
+        defer,
+        none,
+        fact(A::Exit2, O::Stops, "stderr goes to the model"),
+        fact(A::Exit2Silent, O::Stops, ""),
+        fact(A::ExitOther, O::Stops, FAILED),
+        fact(A::Timeout, O::Stops, FAILED),
+        fact(A::Crash, O::Stops, FAILED),
+        fact(
+            A::Malformed,
+            O::Runs,
+            "non-JSON stdout on exit 0 is ignored",
+        ),
+    ]
+}
 
-/// Failures with `"onFailure": "block"` in the entry (toolgate's install
-/// writes it; without it every one of these lets the call run).
-const FAILURES_BLOCKED: [super::answers::Fact; 5] = [
-    fact(A::Exit2Silent, O::Stops, ""),
-    fact(
-        A::ExitOther,
-        O::Stops,
-        "with onFailure: block; runs without it",
-    ),
-    fact(
-        A::Timeout,
-        O::Stops,
-        "with onFailure: block; runs without it",
-    ),
-    fact(A::Crash, O::Stops, "with onFailure: block; runs without it"),
-    fact(
-        A::Malformed,
-        O::Runs,
-        "non-JSON stdout on exit 0 is ignored",
-    ),
-];
+/// Where Claude's own logic says yes: `ask`, `defer` and no decision run.
+const fn unprompted(ask: &'static str, rest: &'static str) -> [Fact; 12] {
+    facts(
+        fact(A::Ask, O::Runs, ask),
+        fact(A::Defer, O::Runs, rest),
+        fact(A::NoDecision, O::Runs, rest),
+    )
+}
 
-const fn mode(
-    name: &'static str,
-    person_at_prompt: bool,
-    facts: &'static [super::answers::Fact],
-) -> Mode {
+/// Where a person sits at the prompt: `ask` is theirs to answer.
+const fn prompted(rest: &'static str) -> [Fact; 12] {
+    facts(
+        fact(A::Ask, O::PersonDecides, "observed: a denial in `-p`"),
+        fact(A::Defer, O::Runs, rest),
+        fact(A::NoDecision, O::Runs, rest),
+    )
+}
+
+static BYPASS: [Fact; 12] = unprompted(
+    "observed: Write, Edit, Bash redirects ran",
+    "Claude's own logic says yes",
+);
+static ACCEPT_EDITS: [Fact; 12] = unprompted(
+    "edits are accepted without a prompt",
+    "edits are accepted without a prompt",
+);
+static DONT_ASK: [Fact; 12] = unprompted(
+    "not observed to stop: assumed to run",
+    "pre-approved tools run",
+);
+static DEFAULT: [Fact; 12] = prompted("allow-listed tools run unasked");
+static PLAN: [Fact; 12] = prompted("read-only tools run unasked");
+
+const fn mode(name: &'static str, person_at_prompt: bool, facts: &'static [Fact]) -> Mode {
     Mode {
         name,
         person_at_prompt,
@@ -115,104 +142,16 @@ const fn mode(
     }
 }
 
-/// The answer table (2.1.330, `claude -p`, observed offline).
+/// The answer table (2.1.330, `claude -p`, observed offline; the e2e suite
+/// runs an escalated Bash, Write and Edit in every mode).
 pub static ANSWERS: AnswerTable = AnswerTable {
     observed: "Claude Code 2.1.330 (`claude -p`, offline)",
     modes: &[
-        mode(
-            "bypassPermissions",
-            false,
-            &[
-                fact(A::Allow, O::Runs, ""),
-                fact(A::AllowWithInput, O::Runs, ""),
-                STOPS_ALWAYS[0],
-                fact(A::Ask, O::Runs, "observed: Write, Edit, Bash redirects ran"),
-                fact(A::Defer, O::Runs, "Claude's own logic says yes"),
-                fact(A::NoDecision, O::Runs, "Claude's own logic says yes"),
-                STOPS_ALWAYS[1],
-                FAILURES_BLOCKED[0],
-                FAILURES_BLOCKED[1],
-                FAILURES_BLOCKED[2],
-                FAILURES_BLOCKED[3],
-                FAILURES_BLOCKED[4],
-            ],
-        ),
-        mode(
-            "acceptEdits",
-            false,
-            &[
-                fact(A::Allow, O::Runs, ""),
-                fact(A::AllowWithInput, O::Runs, ""),
-                STOPS_ALWAYS[0],
-                fact(A::Ask, O::Runs, "edits are accepted without a prompt"),
-                fact(A::Defer, O::Runs, "edits are accepted without a prompt"),
-                fact(
-                    A::NoDecision,
-                    O::Runs,
-                    "edits are accepted without a prompt",
-                ),
-                STOPS_ALWAYS[1],
-                FAILURES_BLOCKED[0],
-                FAILURES_BLOCKED[1],
-                FAILURES_BLOCKED[2],
-                FAILURES_BLOCKED[3],
-                FAILURES_BLOCKED[4],
-            ],
-        ),
-        mode(
-            "dontAsk",
-            false,
-            &[
-                fact(A::Allow, O::Runs, ""),
-                fact(A::AllowWithInput, O::Runs, ""),
-                STOPS_ALWAYS[0],
-                fact(A::Ask, O::Runs, "not observed to stop: assumed to run"),
-                fact(A::Defer, O::Runs, "pre-approved tools run"),
-                fact(A::NoDecision, O::Runs, "pre-approved tools run"),
-                STOPS_ALWAYS[1],
-                FAILURES_BLOCKED[0],
-                FAILURES_BLOCKED[1],
-                FAILURES_BLOCKED[2],
-                FAILURES_BLOCKED[3],
-                FAILURES_BLOCKED[4],
-            ],
-        ),
-        mode(
-            "default",
-            true,
-            &[
-                fact(A::Allow, O::Runs, ""),
-                fact(A::AllowWithInput, O::Runs, ""),
-                STOPS_ALWAYS[0],
-                fact(A::Ask, O::PersonDecides, "observed: a denial in `-p`"),
-                fact(A::Defer, O::Runs, "allow-listed tools run unasked"),
-                fact(A::NoDecision, O::Runs, "allow-listed tools run unasked"),
-                STOPS_ALWAYS[1],
-                FAILURES_BLOCKED[0],
-                FAILURES_BLOCKED[1],
-                FAILURES_BLOCKED[2],
-                FAILURES_BLOCKED[3],
-                FAILURES_BLOCKED[4],
-            ],
-        ),
-        mode(
-            "plan",
-            true,
-            &[
-                fact(A::Allow, O::Runs, ""),
-                fact(A::AllowWithInput, O::Runs, ""),
-                STOPS_ALWAYS[0],
-                fact(A::Ask, O::PersonDecides, "a denial in `-p`"),
-                fact(A::Defer, O::Runs, "read-only tools run unasked"),
-                fact(A::NoDecision, O::Runs, "read-only tools run unasked"),
-                STOPS_ALWAYS[1],
-                FAILURES_BLOCKED[0],
-                FAILURES_BLOCKED[1],
-                FAILURES_BLOCKED[2],
-                FAILURES_BLOCKED[3],
-                FAILURES_BLOCKED[4],
-            ],
-        ),
+        mode("bypassPermissions", false, &BYPASS),
+        mode("acceptEdits", false, &ACCEPT_EDITS),
+        mode("dontAsk", false, &DONT_ASK),
+        mode("default", true, &DEFAULT),
+        mode("plan", true, &PLAN),
     ],
 };
 

@@ -46,3 +46,43 @@ fail() {
   [[ -n "${2:-}" ]] && echo "      ${2:0:1500}"
   return 0
 }
+
+# make_sentinel DIR: a directory with files in it (the destructive calls'
+# target), printed back; survives DIR: both files are still there.
+make_sentinel() {
+  mkdir -p "$1/sub"
+  echo "do not delete" >"$1/keep.txt"
+  echo "nor this" >"$1/sub/also.txt"
+  printf '%s' "$1"
+}
+survives() { [[ -f "$1/keep.txt" && -f "$1/sub/also.txt" ]]; }
+
+# pending_approval BIN DATA_DIR: the id of a pending approval in the data
+# dir, waiting up to 60 s for one to appear; empty if none did.
+pending_approval() {
+  local id=""
+  for _ in $(seq 1 300); do
+    id=$("$1" --data-dir "$2" approvals list --json 2>/dev/null |
+      python3 -c 'import json,sys
+for l in sys.stdin:
+    v = json.loads(l)
+    if v.get("state") == "pending":
+        print(v["id"]); break' 2>/dev/null)
+    [[ -n "$id" ]] && break
+    sleep 0.2
+  done
+  printf '%s' "$id"
+}
+
+# summary TITLE: prints every check and exits 1 if any failed, else 0.
+summary() {
+  echo
+  echo "==== $1 ($((SECONDS - ${started:-0})) s) ===="
+  printf '%s\n' "${results[@]}"
+  if [[ $fails -gt 0 ]]; then
+    echo "FAIL: $fails check(s) failed (KEEP_TMP=1 keeps the temp dirs for a look)"
+    exit 1
+  fi
+  echo "PASS: all ${#results[@]} checks"
+  exit 0
+}

@@ -132,19 +132,12 @@ run_codex() {
 json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 exec_step() { printf '{"name":"exec_command","arguments":{"cmd":%s}}' "$(json_str "$1")"; }
 
-make_sentinel() {
-  local dir="$outside/$1"
-  mkdir -p "$dir/sub"
-  echo "do not delete" >"$dir/keep.txt"
-  echo "nor this" >"$dir/sub/also.txt"
-  printf '%s' "$dir"
-}
-survives() { [[ -f "$1/keep.txt" && -f "$1/sub/also.txt" ]]; }
+sentinel() { make_sentinel "$outside/$1"; }
 
 # --- control: an allow-all hook, trusted: the destructive call runs ----------
 new_run control
 install_toolgate
-sentinel=$(make_sentinel control)
+sentinel=$(sentinel control)
 # The same entry with an allow-all command; Codex's own
 # --dangerously-bypass-hook-trust stands in for its trust, in the control only.
 python3 - "$d/codex/hooks.json" "$here/allow-all-hook.sh" <<'EOF'
@@ -165,7 +158,7 @@ fi
 # --- untrusted: toolgate's hook without its trust entry is skipped ---------
 new_run untrusted
 install_toolgate
-sentinel=$(make_sentinel untrusted)
+sentinel=$(sentinel untrusted)
 python3 - "$d/codex/config.toml" <<'EOF'
 import re, sys
 p = sys.argv[1]
@@ -186,7 +179,7 @@ new_run destructive
 install_toolgate
 grep -q trusted_hash "$d/codex/config.toml" && pass "install: the trust entry is in config.toml" \
   || fail "install: no trust entry in config.toml" "$(cat "$d/install.out")"
-sentinel=$(make_sentinel destructive)
+sentinel=$(sentinel destructive)
 run_codex "[$(exec_step "rm -r $sentinel")]"
 if survives "$sentinel"; then
   if grep -q "TOOLGATE_" "$d/codex.out"; then
@@ -236,17 +229,7 @@ second=$(exec_step "$esc")
 second="${second%\}},\"wait_for\":$(json_str "$go")}"
 run_codex "[$(exec_step "$esc"),$second,$(exec_step "$esc")]" &
 codex_pid=$!
-id=""
-for _ in $(seq 1 300); do
-  id=$("$bin" --data-dir "$d/data" approvals list --json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    v = json.loads(l)
-    if v.get("state") == "pending":
-        print(v["id"]); break' 2>/dev/null)
-  [[ -n "$id" ]] && break
-  sleep 0.2
-done
+id=$(pending_approval "$bin" "$d/data")
 if [[ -n "$id" && ! -s "$counter" ]]; then
   pass "approval: the escalated call was denied and is pending as $id"
   USER=operator "$bin" --data-dir "$d/data" approvals approve "$id" --as operator >"$d/approve.out" 2>&1
@@ -266,7 +249,7 @@ fi
 # --- interactive: a tty shell, then keys typed into it -----------------------
 new_run interactive
 install_toolgate
-sentinel=$(make_sentinel interactive)
+sentinel=$(sentinel interactive)
 run_codex "[{\"name\":\"exec_command\",\"arguments\":{\"cmd\":\"bash\",\"tty\":true}},{\"name\":\"write_stdin\",\"arguments\":{\"session_id\":1,\"chars\":\"rm -r $sentinel\\n\"}},{\"name\":\"write_stdin\",\"arguments\":{\"session_id\":1,\"chars\":\"\",\"yield_time_ms\":1000}}]"
 if survives "$sentinel"; then
   if grep -q "interactive session" "$d/codex.out"; then
@@ -278,12 +261,4 @@ else
   fail "interactive: the command typed into a tty shell RAN" "$(tail -n 20 "$d/codex.out")"
 fi
 
-echo
-echo "==== toolgate x Codex CLI end-to-end ($((SECONDS - started)) s) ===="
-printf '%s\n' "${results[@]}"
-if [[ $fails -gt 0 ]]; then
-  echo "FAIL: $fails check(s) failed (KEEP_TMP=1 keeps $tmp for a look)"
-  exit 1
-fi
-echo "PASS: all ${#results[@]} checks"
-exit 0
+summary "toolgate x Codex CLI end-to-end"

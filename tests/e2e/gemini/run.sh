@@ -141,20 +141,13 @@ bashrc_step() {
     "$(json_str "$d/ws/.git/hooks/pre-commit")"
 }
 
-make_sentinel() {
-  local dir="$outside/$1"
-  mkdir -p "$dir/sub"
-  echo "do not delete" >"$dir/keep.txt"
-  echo "nor this" >"$dir/sub/also.txt"
-  printf '%s' "$dir"
-}
-survives() { [[ -f "$1/keep.txt" && -f "$1/sub/also.txt" ]]; }
+sentinel() { make_sentinel "$outside/$1"; }
 bashrc_intact() { [[ ! -e "$d/ws/.git/hooks/pre-commit" ]]; }
 
 # --- control: an allow-all hook: both destructive calls really run -----------
 new_run control
 install_allow_all
-sentinel=$(make_sentinel control)
+sentinel=$(sentinel control)
 run_gemini "[$(shell_step "rm -rf $sentinel"),$(bashrc_step)]"
 if survives "$sentinel"; then
   fail "control: \`rm -rf <outside dir>\` did not run with an allow-all hook (the checks below would prove nothing)" \
@@ -171,7 +164,7 @@ fi
 # --- destructive and MCP: toolgate installed, --yolo -------------------------
 new_run guarded
 install_toolgate
-sentinel=$(make_sentinel guarded)
+sentinel=$(sentinel guarded)
 run_gemini "[$(shell_step "rm -rf $sentinel"),$(bashrc_step)]"
 if survives "$sentinel"; then
   pass "destructive: \`rm -rf <outside dir>\` stopped by toolgate in --yolo"
@@ -209,17 +202,7 @@ second=$(shell_step "$esc")
 second="${second%\}},\"wait_for\":$(json_str "$go")}"
 run_gemini "[$(shell_step "$esc"),$second,$(shell_step "$esc")]" &
 gem_pid=$!
-id=""
-for _ in $(seq 1 300); do
-  id=$("$bin" --data-dir "$d/data" approvals list --json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    v = json.loads(l)
-    if v.get("state") == "pending":
-        print(v["id"]); break' 2>/dev/null)
-  [[ -n "$id" ]] && break
-  sleep 0.2
-done
+id=$(pending_approval "$bin" "$d/data")
 if [[ -n "$id" && ! -s "$counter" ]]; then
   pass "approval: the escalated call was denied and is pending as $id"
   USER=operator "$bin" --data-dir "$d/data" approvals approve "$id" --as operator >"$d/approve.out" 2>&1
@@ -251,12 +234,4 @@ else
     "marker: $(ls "$d/ws"); $(tail -n 10 "$d/gemini.out")"
 fi
 
-echo
-echo "==== toolgate x Gemini CLI end-to-end ($((SECONDS - started)) s) ===="
-printf '%s\n' "${results[@]}"
-if [[ $fails -gt 0 ]]; then
-  echo "FAIL: $fails check(s) failed (KEEP_TMP=1 keeps $tmp for a look)"
-  exit 1
-fi
-echo "PASS: all ${#results[@]} checks"
-exit 0
+summary "toolgate x Gemini CLI end-to-end"

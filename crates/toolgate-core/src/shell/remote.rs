@@ -51,7 +51,25 @@ impl Analyzer<'_> {
             let forward_only = args.iter().any(|w| {
                 w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('N')
             });
-            if start < args.len() && !forward_only && !super::interpreters::stdin_fed(&cmd, scope) {
+            // `ssh -T git@github.com`: git hosting services answer a greeting
+            // and never open a shell.
+            let git_host = args.get(start).is_some_and(|h| {
+                let host = h.text.rsplit('@').next().unwrap_or("");
+                h.text.starts_with("git@")
+                    && matches!(
+                        host,
+                        "github.com"
+                            | "gitlab.com"
+                            | "bitbucket.org"
+                            | "ssh.dev.azure.com"
+                            | "codeberg.org"
+                    )
+            });
+            if start < args.len()
+                && !forward_only
+                && !git_host
+                && !super::interpreters::stdin_fed(&cmd, scope)
+            {
                 self.interactive("ssh", &cmd);
             }
             self.push(cmd);

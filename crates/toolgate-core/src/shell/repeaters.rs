@@ -98,13 +98,21 @@ impl Analyzer<'_> {
                         })
                         .collect();
                     let argv = if tree { over_tree(argv) } else { argv };
-                    self.inner_argv(argv, scope, "xargs", false, None);
+                    let mut each = scope.clone();
+                    if tree {
+                        each.tree = Some(vec![item.clone()]);
+                    }
+                    self.inner_argv(argv, &each, "xargs", false, None);
                 }
             }
             _ => {
+                let mut each = scope.clone();
+                if tree {
+                    each.tree = Some(items.clone());
+                }
                 inner.extend(items);
                 let inner = if tree { over_tree(inner) } else { inner };
-                self.inner_argv(inner, scope, "xargs", false, None);
+                self.inner_argv(inner, &each, "xargs", false, None);
             }
         }
     }
@@ -217,7 +225,10 @@ impl Analyzer<'_> {
                 } else {
                     argv
                 };
-                self.inner_argv(argv, scope, &format!("find {kind}"), false, None);
+                // Nested shells (`-exec sh -c 'rm "$1"' _ {}`) see the entry too.
+                let mut each = scope.clone();
+                each.tree = Some(vec![stand_in.clone()]);
+                self.inner_argv(argv, &each, &format!("find {kind}"), false, None);
             }
         }
         self.last_output = listed;

@@ -22,6 +22,11 @@ pub(crate) struct Scope {
     /// The literal text on stdin, when known (here-doc, here-string, `echo … |`).
     pub stdin_text: Option<String>,
     pub redirects: Vec<Redirect>,
+    /// Set inside a command run once per entry of a tree enumeration
+    /// (`find -exec sh -c '…' _ {}`, a `for` loop over `$(find …)`): the
+    /// words standing for those entries. A per-item operation on one of
+    /// them, or on a value known only at run time, acts on the whole tree.
+    pub tree: Option<Vec<Word>>,
 }
 
 /// The parts of the shell's state that commands change for the commands

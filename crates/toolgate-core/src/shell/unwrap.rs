@@ -124,10 +124,34 @@ impl Analyzer<'_> {
         // A loop reading a tree enumeration (`find ~ | while read f; do rm
         // "$f"; done`): a per-item operation on the read value acts on the
         // whole tree, so it is judged on the tree's roots, recursively.
-        if scope.via.iter().any(|v| v.wrapper == "loop")
+        let in_loop_over_tree = scope.via.iter().any(|v| v.wrapper == "loop")
             && super::repeaters::feeds_tree(&scope.stdin_from)
-            && cmd.argv[1..].iter().any(|w| w.dynamic)
-        {
+            && cmd.argv[1..].iter().any(|w| w.dynamic);
+        // Inside a per-entry command (`find -exec sh -c …`, a `for` loop
+        // over `$(find …)`): an operand that is an entry, or known only at
+        // run time, stands for the whole tree.
+        let entry_of_tree = scope.tree.as_ref().filter(|roots| {
+            cmd.argv[1..]
+                .iter()
+                .any(|w| w.dynamic || roots.iter().any(|r| r.text == w.text))
+        });
+        if let Some(roots) = entry_of_tree {
+            let root = roots.iter().find(|r| !r.dynamic).cloned();
+            let items: Vec<Word> = cmd
+                .argv
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match (&root, i > 0 && w.dynamic) {
+                    (Some(r), true) => r.clone(),
+                    _ => w.clone(),
+                })
+                .collect();
+            let tree = super::repeaters::over_tree(items.clone());
+            if tree != items {
+                cmd.program = program_name(&tree[0].text);
+                cmd.argv = tree;
+            }
+        } else if in_loop_over_tree {
             let root = scope
                 .stdin_text
                 .as_deref()
@@ -144,9 +168,12 @@ impl Analyzer<'_> {
                 .collect();
             let tree = super::repeaters::over_tree(items.clone());
             if tree != items {
+                cmd.program = program_name(&tree[0].text);
                 cmd.argv = tree;
             }
         }
+        // The per-entry rewrite above may have changed the program.
+        let program = cmd.program.clone();
         let args: Vec<Word> = cmd.argv[1..].to_vec();
         self.last_output = None;
         if !scope.state.cloned.is_empty() && self.touches_clone(&program, &first, &args, scope) {

@@ -83,6 +83,7 @@ impl<'e> Analyzer<'e> {
             stdin_from: Vec::new(),
             stdin_text: None,
             redirects: Vec::new(),
+            tree: None,
         }
     }
 
@@ -307,10 +308,14 @@ impl<'e> Analyzer<'e> {
         let mut values: Vec<Word> = Vec::new();
         let mut has_values = false;
         let mut c = node.walk();
+        self.last_output = None;
         for v in node.children_by_field_name("value", &mut c) {
             has_values = true;
             values.extend(self.eval_word(v, src, scope, depth + 1));
         }
+        // What a substitution among the values printed, when known (`find`
+        // prints its roots, or ROOT/**/NAME with a name test).
+        let listed = self.last_output.take();
         let Some(body) = node.child_by_field_name("body") else {
             return;
         };
@@ -318,6 +323,10 @@ impl<'e> Analyzer<'e> {
             self.walk(body, src, scope, depth + 1);
             return;
         };
+        // `for f in $(find ~ …)`: the loop runs once per entry of a tree.
+        let over_tree = node
+            .children_by_field_name("value", &mut node.walk())
+            .any(|v| lists_tree(slice(src, v.byte_range())));
         let known =
             has_values && values.len() <= MAX_FOR_VALUES && values.iter().all(|w| !w.dynamic);
         if known {
@@ -333,6 +342,21 @@ impl<'e> Analyzer<'e> {
                 .state_mut()
                 .vars
                 .insert(var, values.last().map(|w| w.text.clone()));
+        } else if over_tree {
+            let mut inner = scope.clone();
+            inner.state_mut().vars.insert(var, None);
+            let entries = listed
+                .as_deref()
+                .map(|t| t.lines().map(Word::lit).collect::<Vec<_>>())
+                .filter(|w| !w.is_empty())
+                .unwrap_or_else(|| {
+                    vec![Word {
+                        text: "{tree entries}".into(),
+                        dynamic: true,
+                    }]
+                });
+            inner.tree = Some(entries);
+            self.walk(body, src, &mut inner, depth + 1);
         } else {
             scope.state_mut().vars.insert(var, None);
             self.walk(body, src, scope, depth + 1);
@@ -388,4 +412,25 @@ impl<'e> Analyzer<'e> {
         }
         self.out.commands.push(cmd);
     }
+}
+
+/// Whether a word's source runs a tree enumeration in a command
+/// substitution (`$(find ~ -type f)`, `` `fd . /` ``).
+fn lists_tree(text: &str) -> bool {
+    let t = text.trim_start_matches(['"', '\'']);
+    let inner = t
+        .strip_prefix("$(")
+        .or_else(|| t.strip_prefix('`'))
+        .map(str::trim_start);
+    inner.is_some_and(|i| {
+        let i = i.strip_prefix("sudo ").unwrap_or(i).trim_start();
+        let program = i.split_whitespace().next().unwrap_or("");
+        let program = program.rsplit('/').next().unwrap_or(program);
+        matches!(
+            program,
+            "find" | "fd" | "fdfind" | "locate" | "plocate" | "mlocate"
+        ) || (program == "ls"
+            && i.split_whitespace()
+                .any(|w| w == "-R" || w.starts_with("-R") || w == "--recursive"))
+    })
 }

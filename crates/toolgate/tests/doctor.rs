@@ -1,157 +1,495 @@
-//! `toolgate doctor` as a process: nothing installed is no error; every
-//! runtime installed by `toolgate install` is fail-closed; each way an entry
-//! can stop being fail-closed is reported with its fix and exit 1.
+//! `toolgate doctor` as a person runs it: the real binary in a temporary
+//! HOME (and CODEX_HOME) with a project as the working directory. Nothing
+//! installed is no error; every runtime installed by `toolgate install` is
+//! fail-closed; each way an entry stops being fail-closed, introduced by
+//! editing the file, is an error (exit 1) whose fix, when it is a `toolgate
+//! install` command, makes doctor happy again.
 
-use serde_json::Value;
-use std::path::Path;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn toolgate(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .env("HOME", home)
-        .env("CODEX_HOME", home.join(".codex"))
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("TOOLGATE_POLICY")
-        .env_remove("TOOLGATE_DATA_DIR")
-        .env_remove("TOOLGATE_URL")
-        .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
-        .output()
-        .unwrap()
+struct Env {
+    root: PathBuf,
+    home: PathBuf,
+    project: PathBuf,
 }
 
-fn temp(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("tg-doctor-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+impl Env {
+    fn new(tag: &str) -> Env {
+        let root = std::env::temp_dir().join(format!("tg-doctor-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let home = root.join("home");
+        let project = root.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        let project = project.canonicalize().unwrap();
+        Env {
+            root,
+            home,
+            project,
+        }
+    }
 
-fn doctor(home: &Path, project: &Path) -> (i32, Vec<Value>) {
-    let out = toolgate(
-        home,
-        &["doctor", "--json", "--project", project.to_str().unwrap()],
-    );
-    let v: Vec<Value> = serde_json::from_slice(&out.stdout).expect("doctor --json prints an array");
-    (out.status.code().unwrap_or(-1), v)
-}
+    /// The binary with only HOME, CODEX_HOME, PATH and `vars` set, in the
+    /// project.
+    fn run(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("CODEX_HOME", self.home.join(".codex"))
+            .envs(vars.iter().copied())
+            .current_dir(&self.project)
+            .output()
+            .unwrap()
+    }
 
-fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(path, v.to_string()).unwrap();
-}
-
-#[test]
-fn installed_hooks_are_fail_closed_and_every_breakage_is_reported() {
-    let home = temp("home");
-    let project = temp("project");
-    let (code, v) = doctor(&home, &project);
-    assert_eq!(code, 0, "nothing installed is not an error: {v:?}");
-    assert!(v.iter().all(|f| f["level"] == "info"), "{v:?}");
-    for r in ["claude-code", "codex", "gemini", "cursor"] {
-        let out = toolgate(&home, &["install", r]);
+    fn install(&self, args: &[&str]) {
+        let mut all = vec!["install"];
+        all.extend_from_slice(args);
+        let out = self.run(&all, &[]);
         assert!(
             out.status.success(),
-            "{}",
+            "toolgate {all:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let (code, v) = doctor(&home, &project);
-    assert_eq!(code, 0, "{v:#?}");
-    assert_eq!(v.iter().filter(|f| f["level"] == "ok").count(), 4, "{v:#?}");
 
-    edit(&home.join(".claude/settings.json"), |s| {
-        s["hooks"]["PreToolUse"][0]["hooks"][0]
-            .as_object_mut()
-            .unwrap()
-            .remove("onFailure");
-    });
-    edit(&home.join(".codex/hooks.json"), |s| {
-        s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = 30.into();
-    });
-    edit(&home.join(".gemini/settings.json"), |s| {
-        s["hooks"]["BeforeTool"][0]["matcher"] = "run_shell_command".into();
-    });
-    edit(&home.join(".cursor/hooks.json"), |s| {
-        s["hooks"].as_object_mut().unwrap().remove("preToolUse");
-    });
-    let (code, v) = doctor(&home, &project);
-    assert_eq!(code, 1, "{v:#?}");
-    let errors: Vec<(String, String)> = v
-        .iter()
-        .filter(|f| f["level"] == "error")
-        .map(|f| {
-            (
-                f["runtime"].as_str().unwrap().to_string(),
-                f["message"].as_str().unwrap().to_string(),
+    /// `toolgate doctor --json ARGS`: exit code and findings.
+    fn doctor(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Vec<Value>) {
+        let mut all = vec!["doctor", "--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all, vars);
+        let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "doctor --json prints one array ({e}): {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
             )
-        })
-        .collect();
-    let has = |rt: &str, text: &str| errors.iter().any(|(r, m)| r == rt && m.contains(text));
-    assert!(has("claude-code", "onFailure"), "{errors:#?}");
-    assert!(has("codex", "changed since it was trusted"), "{errors:#?}");
-    assert!(has("gemini", "selects only some tools"), "{errors:#?}");
-    assert!(
-        has("cursor", "no toolgate entry for preToolUse"),
-        "{errors:#?}"
-    );
-    assert!(
-        v.iter()
-            .filter(|f| f["level"] == "error")
-            .all(|f| f["fix"].is_string())
-    );
+        });
+        for f in &v {
+            let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["file", "fix", "level", "message", "runtime"], "{f}");
+        }
+        (out.status.code().unwrap_or(-1), v)
+    }
 
-    // An untrusted Codex hook (the trust entry gone) is an error too.
-    std::fs::write(home.join(".codex/config.toml"), "").unwrap();
-    let (_, v) = doctor(&home, &project);
+    fn trust_project_for_gemini(&self) {
+        write(
+            &self.home.join(".gemini/trustedFolders.json"),
+            &json!({ (self.project.display().to_string()): "TRUST_FOLDER" }),
+        );
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn write(path: &Path, v: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut v = read(path);
+    f(&mut v);
+    write(path, &v);
+}
+
+/// The grouped entry of `event` (or Cursor's flat one).
+fn entry<'a>(v: &'a mut Value, event: &str) -> &'a mut Value {
+    let first = &mut v["hooks"][event][0];
+    if first.get("hooks").is_some() {
+        &mut first["hooks"][0]
+    } else {
+        first
+    }
+}
+
+fn of<'a>(v: &'a [Value], runtime: &str, level: &str) -> Vec<&'a Value> {
+    v.iter()
+        .filter(|f| f["runtime"] == runtime && f["level"] == level)
+        .collect()
+}
+
+/// The `toolgate install …` command in a fix, as words.
+fn install_words(fix: &str) -> Option<Vec<String>> {
+    let at = fix.find("toolgate install ")?;
+    Some(
+        fix[at + "toolgate ".len()..]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn nothing_installed_is_no_error_unless_asked_for() {
+    let env = Env::new("none");
+    let (code, v) = env.doctor(&[], &[]);
+    assert_eq!(code, 0, "{v:#?}");
+    assert_eq!(v.len(), 5, "{v:#?}");
+    for (f, rt) in v
+        .iter()
+        .zip(["claude-code", "codex", "gemini", "cursor", "openclaw"])
+    {
+        assert_eq!(f["runtime"], rt);
+        assert_eq!(f["level"], "warn", "{f}");
+        assert!(
+            f["message"].as_str().unwrap().starts_with("not installed"),
+            "{f}"
+        );
+    }
+    assert_eq!(v[1]["fix"], "toolgate install codex");
+    assert!(v[4]["fix"].as_str().unwrap().contains("plugins.load.paths"));
+
+    let (code, v) = env.doctor(&["--runtime", "codex"], &[]);
+    assert_eq!((code, v.len()), (1, 1), "{v:#?}");
+    assert_eq!(v[0]["level"], "error");
+
+    let text = env.run(&["doctor"], &[]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.status.code(), Some(0));
     assert!(
-        v.iter().any(|f| f["runtime"] == "codex"
-            && f["message"].as_str().unwrap().contains("does not trust")),
+        stdout.contains("fix: toolgate install claude-code"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no errors, 5 warnings"), "{stdout}");
+
+    let bad = env.run(&["doctor", "--runtime", "claude"], &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("openclaw"));
+    let bad = env.run(&["doctor", "--project", "/nonexistent/dir"], &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no such directory"));
+}
+
+#[test]
+fn installed_runtimes_are_ok_and_each_breakage_is_an_error_whose_fix_works() {
+    let env = Env::new("breakage");
+    env.trust_project_for_gemini();
+    for r in ["claude-code", "codex", "gemini", "cursor"] {
+        env.install(&[r]);
+    }
+    let (code, v) = env.doctor(&[], &[]);
+    assert_eq!(code, 0, "{v:#?}");
+    for r in ["claude-code", "codex", "gemini", "cursor"] {
+        let ok = of(&v, r, "ok");
+        assert_eq!(ok.len(), 1, "{r}: {v:#?}");
+        assert!(of(&v, r, "warn").is_empty(), "{r}: {v:#?}");
+    }
+
+    let claude = env.home.join(".claude/settings.json");
+    let codex = env.home.join(".codex/hooks.json");
+    let gemini = env.home.join(".gemini/settings.json");
+    let cursor = env.home.join(".cursor/hooks.json");
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, &Path, Edit, &[&str])> = vec![
+        (
+            "claude-code",
+            &claude,
+            Box::new(|s| {
+                entry(s, "PreToolUse")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("onFailure");
+            }),
+            &["lacks \"onFailure\": \"block\""],
+        ),
+        (
+            "claude-code",
+            &claude,
+            Box::new(|s| s["hooks"]["PreToolUse"][0]["matcher"] = json!("Bash")),
+            &["matcher \"Bash\" selects only some tools"],
+        ),
+        (
+            "claude-code",
+            &claude,
+            Box::new(|s| {
+                entry(s, "PreToolUse")["command"] =
+                    json!("/nonexistent/toolgate hook claude-code --timeout 10");
+            }),
+            &[
+                "/nonexistent/toolgate does not exist",
+                "every call is blocked",
+            ],
+        ),
+        (
+            "codex",
+            &codex,
+            Box::new(|s| entry(s, "PreToolUse")["timeout"] = json!(60)),
+            &["was edited after Codex trusted it"],
+        ),
+        (
+            "codex",
+            &codex,
+            Box::new(|s| {
+                let e = entry(s, "PreToolUse");
+                let cmd = e["command"]
+                    .as_str()
+                    .unwrap()
+                    .replace("--timeout 10", "--timeout 30");
+                e["command"] = json!(cmd);
+            }),
+            &[
+                "timeout (10 s) is shorter than the hook's own deadline (--timeout 30 s)",
+                "then runs the call",
+                "was edited after Codex trusted it",
+            ],
+        ),
+        (
+            "gemini",
+            &gemini,
+            Box::new(|s| s["hooks"]["BeforeTool"][0]["matcher"] = json!("run_shell_command")),
+            &["matcher \"run_shell_command\" selects only some tools"],
+        ),
+        (
+            "gemini",
+            &gemini,
+            Box::new(|s| {
+                entry(s, "BeforeTool")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("type");
+            }),
+            &["has no \"type\""],
+        ),
+        (
+            "cursor",
+            &cursor,
+            Box::new(|s| {
+                s["hooks"].as_object_mut().unwrap().remove("preToolUse");
+            }),
+            &["no toolgate entry for preToolUse", "file writes"],
+        ),
+        (
+            "cursor",
+            &cursor,
+            Box::new(|s| {
+                entry(s, "beforeShellExecution")
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("failClosed");
+            }),
+            &["lacks \"failClosed\": true"],
+        ),
+    ];
+    for (runtime, file, change, wants) in &cases {
+        edit(file, change);
+        let (code, v) = env.doctor(&[], &[]);
+        assert_eq!(code, 1, "{runtime} {wants:?}: {v:#?}");
+        let errors = of(&v, runtime, "error");
+        for want in *wants {
+            assert!(
+                errors
+                    .iter()
+                    .any(|f| f["message"].as_str().unwrap().contains(want)
+                        && f["file"] == file.to_str().unwrap()),
+                "{runtime}: no error saying {want:?}: {v:#?}"
+            );
+        }
+        assert!(of(&v, runtime, "ok").is_empty(), "{v:#?}");
+        // Every error says how to fix it, and running that fix fixes it.
+        assert!(
+            v.iter()
+                .filter(|f| f["level"] == "error")
+                .all(|f| f["fix"].is_string())
+        );
+        let fix = errors[0]["fix"].as_str().unwrap();
+        let words = install_words(fix).unwrap_or_else(|| panic!("{fix}"));
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let out = env.run(&words, &[]);
+        assert!(
+            out.status.success(),
+            "{fix}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (code, v) = env.doctor(&[], &[]);
+        assert_eq!(code, 0, "after {fix}: {v:#?}");
+        assert_eq!(of(&v, runtime, "ok").len(), 1, "{v:#?}");
+    }
+
+    // Codex's trust entry removed altogether.
+    let config = env.home.join(".codex/config.toml");
+    std::fs::write(&config, "").unwrap();
+    let (code, v) = env.doctor(&["--runtime", "codex"], &[]);
+    assert_eq!(code, 1);
+    assert!(
+        v[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Codex has no trust entry"),
         "{v:#?}"
     );
-    // Reinstalling fixes everything.
-    for r in ["claude-code", "codex", "gemini", "cursor"] {
-        assert!(toolgate(&home, &["install", r]).status.success());
-    }
-    let (code, v) = doctor(&home, &project);
+    env.install(&["codex"]);
+
+    // A file the runtime cannot read.
+    let good = std::fs::read_to_string(&claude).unwrap();
+    std::fs::write(&claude, "{\"hooks\": ").unwrap();
+    let (code, v) = env.doctor(&["--runtime", "claude-code"], &[]);
+    assert_eq!(code, 1);
+    assert!(
+        v[0]["message"].as_str().unwrap().contains("not valid JSON"),
+        "{v:#?}"
+    );
+    std::fs::write(&claude, good).unwrap();
+
+    // The project's local settings switch every hook off.
+    let local = env.project.join(".claude/settings.local.json");
+    write(&local, &json!({"disableAllHooks": true}));
+    let (code, v) = env.doctor(&["--runtime", "claude-code"], &[]);
+    assert_eq!(code, 1);
+    assert!(
+        of(&v, "claude-code", "error")
+            .iter()
+            .any(|f| f["file"] == local.to_str().unwrap()),
+        "{v:#?}"
+    );
+    std::fs::remove_file(&local).unwrap();
+
+    // Gemini under GitHub Actions strips TOOLGATE_URL from the hook.
+    let actions = [
+        ("TOOLGATE_URL", "http://127.0.0.1:9"),
+        ("GITHUB_SHA", "abc"),
+    ];
+    let (code, v) = env.doctor(&["--runtime", "gemini"], &actions);
+    assert_eq!(code, 1, "{v:#?}");
+    assert!(
+        of(&v, "gemini", "error")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("TOOLGATE_URL is set here")
+    );
+    let out = env.run(&["install", "gemini"], &actions);
+    assert!(out.status.success());
+    assert!(
+        read(&gemini)
+            .to_string()
+            .contains("--url http://127.0.0.1:9")
+    );
+    let (code, v) = env.doctor(&["--runtime", "gemini"], &actions);
     assert_eq!(code, 0, "{v:#?}");
 }
 
 #[test]
-fn an_untrusted_gemini_project_and_a_moved_binary_are_errors() {
-    let home = temp("home2");
-    let project = temp("project2");
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["install", "gemini", "--project"])
-        .current_dir(&project)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+fn a_hold_needs_a_longer_timeout() {
+    let env = Env::new("hold");
+    let policy = env.root.join("hold.toml");
+    std::fs::write(&policy, "[hooks]\nhold = \"2m\"\n").unwrap();
+    env.install(&["claude-code", "--policy", policy.to_str().unwrap()]);
+    let settings = env.home.join(".claude/settings.json");
+    assert_eq!(entry(&mut read(&settings), "PreToolUse")["timeout"], 135);
+    let (code, v) = env.doctor(&["--runtime", "claude-code"], &[]);
+    assert_eq!(code, 0, "{v:#?}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (code, v) = doctor(&home, &project);
-    assert_eq!(code, 1);
-    assert!(
-        v.iter().any(|f| f["message"]
+        v[0]["message"]
             .as_str()
             .unwrap()
-            .contains("not a trusted folder")),
-        "{v:#?}"
+            .contains("with the policy")
     );
-    edit(&project.join(".gemini/settings.json"), |s| {
-        s["hooks"]["BeforeTool"][0]["hooks"][0]["command"] =
-            "/nonexistent/toolgate hook gemini --timeout 10".into();
+    edit(&settings, |s| {
+        let e = entry(s, "PreToolUse");
+        e["timeout"] = json!(10);
+        let cmd = e["command"]
+            .as_str()
+            .unwrap()
+            .replace("--timeout 135", "--timeout 10");
+        e["command"] = json!(cmd);
     });
-    let (_, v) = doctor(&home, &project);
+    let (code, v) = env.doctor(&["--runtime", "claude-code"], &[]);
+    assert_eq!(code, 0, "fail-closed all the same: {v:#?}");
+    let warn = of(&v, "claude-code", "warn");
     assert!(
-        v.iter().any(|f| f["message"]
+        warn[0]["message"]
             .as_str()
             .unwrap()
-            .contains("not an executable file")),
+            .contains("holds an escalated call up to 120 s"),
         "{v:#?}"
+    );
+    assert!(
+        warn[0]["fix"].as_str().unwrap().contains("--policy"),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn project_installs_need_what_the_runtime_needs_to_read_them() {
+    let env = Env::new("project");
+    env.install(&["gemini", "--project"]);
+    env.install(&["codex", "--project"]);
+    let (code, v) = env.doctor(&[], &[]);
+    assert_eq!(code, 1, "{v:#?}");
+    let gemini = env.project.join(".gemini/settings.json");
+    let codex = env.project.join(".codex/hooks.json");
+    let says = |rt: &str, file: &Path, text: &str| {
+        of(&v, rt, "error").iter().any(|f| {
+            f["file"] == file.to_str().unwrap() && f["message"].as_str().unwrap().contains(text)
+        })
+    };
+    assert!(
+        says("gemini", &gemini, "is not a trusted folder for Gemini"),
+        "{v:#?}"
+    );
+    assert!(
+        says("codex", &codex, "is not a project Codex trusts"),
+        "{v:#?}"
+    );
+
+    env.trust_project_for_gemini();
+    let config = env.home.join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains(&*codex.to_string_lossy()),
+        "install trusts the project hook: {text}"
+    );
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        env.project.display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let (code, v) = env.doctor(&["--project", env.project.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{v:#?}");
+    assert_eq!(of(&v, "gemini", "ok").len(), 1, "{v:#?}");
+    assert_eq!(of(&v, "codex", "ok").len(), 1, "{v:#?}");
+}
+
+#[test]
+fn openclaw_loads_the_plugin_from_this_checkout() {
+    let env = Env::new("openclaw");
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../integrations/openclaw");
+    let plugin = plugin.canonicalize().unwrap();
+    let token = env.root.join("agent.token");
+    std::fs::write(&token, "t\n").unwrap();
+    let config = env.root.join("openclaw.json");
+    let body = format!(
+        "{{\n  // toolgate\n  plugins: {{\n    load: {{ paths: ['{}'] }},\n    entries: {{\n      \
+         toolgate: {{ enabled: true, hooks: {{ allowConversationAccess: true }},\n        \
+         config: {{ url: 'http://127.0.0.1:7878', tokenFile: '{}' }} }},\n    }},\n  }},\n}}\n",
+        plugin.display(),
+        token.display()
+    );
+    std::fs::write(&config, &body).unwrap();
+    let vars = [("OPENCLAW_CONFIG_PATH", config.to_str().unwrap())];
+    let (code, v) = env.doctor(&["--runtime", "openclaw"], &vars);
+    assert_eq!(code, 0, "{v:#?}");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0]["level"], "ok", "{v:#?}");
+    std::fs::write(&config, body.replace("enabled: true", "enabled: false")).unwrap();
+    let (code, v) = env.doctor(&["--runtime", "openclaw"], &vars);
+    assert_eq!(code, 1, "{v:#?}");
+    assert!(
+        v[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("enabled is not true")
     );
 }

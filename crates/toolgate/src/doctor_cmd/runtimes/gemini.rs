@@ -1,0 +1,292 @@
+//! Gemini CLI: folder trust (no hooks and no project settings in a
+//! folder it does not trust), `hooksConfig` switches, and the `TOOLGATE_*`
+//! variables it strips from hooks under GitHub Actions.
+
+use crate::doctor_cmd::Ctx;
+use crate::doctor_cmd::command::HookCommand;
+use crate::doctor_cmd::hooks::{Note, Scope, Settings};
+use crate::doctor_cmd::json5::strip_comments;
+use crate::doctor_cmd::report::Level;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use toolgate_core::hooks::Runtime;
+use toolgate_core::hooks::install::Found;
+
+/// Gemini CLI: `hooksConfig.enabled: false` (the workspace's value wins
+/// over the user's) and toolgate's hook named in `hooksConfig.disabled` (a
+/// union over the files). The workspace's file counts only in a trusted
+/// folder.
+pub fn gemini_switches(
+    ctx: &Ctx,
+    files: &[Settings],
+    installed: &[(&Settings, Vec<Found>)],
+) -> Vec<(PathBuf, Note)> {
+    let trusted = matches!(gemini_trust(ctx), Trust::Trusted(_));
+    let loaded: Vec<&Settings> = files
+        .iter()
+        .filter(|f| f.scope == Scope::User || trusted)
+        .collect();
+    let mut out = Vec::new();
+    let last = loaded.iter().rev().find_map(|f| {
+        f.value
+            .pointer("/hooksConfig/enabled")
+            .and_then(Value::as_bool)
+            .map(|b| (f, b))
+    });
+    if let Some((f, false)) = last {
+        out.push((
+            f.path.clone(),
+            Note::at(
+                Level::Error,
+                "\"hooksConfig\": {\"enabled\": false}: Gemini CLI runs no hooks at all, \
+                 toolgate's included"
+                    .into(),
+                &format!(
+                    "remove \"enabled\": false from \"hooksConfig\" in {}",
+                    f.path.display()
+                ),
+            ),
+        ));
+    }
+    let names: Vec<&str> = installed
+        .iter()
+        .flat_map(|(_, found)| found.iter())
+        .filter_map(|f| {
+            f.entry
+                .get("name")
+                .or_else(|| f.entry.get("command"))
+                .and_then(Value::as_str)
+        })
+        .collect();
+    for f in loaded {
+        let Some(list) = f
+            .value
+            .pointer("/hooksConfig/disabled")
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        let mut seen = Vec::new();
+        for name in &names {
+            if list.iter().any(|d| d.as_str() == Some(name)) && !seen.contains(name) {
+                seen.push(*name);
+                out.push((
+                    f.path.clone(),
+                    Note::at(
+                        Level::Error,
+                        format!(
+                            "\"hooksConfig\".\"disabled\" lists toolgate's hook ({name}): Gemini \
+                             CLI skips it"
+                        ),
+                        &format!(
+                            "remove it from \"hooksConfig\".\"disabled\" in {}",
+                            f.path.display()
+                        ),
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Gemini CLI's verdict on the project folder, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// Settings and hooks are loaded.
+    Trusted(String),
+    /// Explicitly untrusted: no project settings, no hooks.
+    Untrusted(String),
+    /// No rule: headless runs refuse to start, interactive ones ask.
+    Undecided(String),
+    /// The trusted-folders file is unreadable: Gemini refuses to start.
+    Broken(String),
+}
+
+/// Gemini's folder trust for the project, as Gemini works it out: the
+/// environment (`GEMINI_RESTRICTED_MODE`, `GEMINI_CLI_TRUST_WORKSPACE`),
+/// folder trust switched off in the user's settings, then the most
+/// specific rule in `trustedFolders.json` (`TRUST_FOLDER`, `TRUST_PARENT`:
+/// the rule's parent, `DO_NOT_TRUST`), paths compared with links resolved.
+pub fn gemini_trust(ctx: &Ctx) -> Trust {
+    if ctx.var("GEMINI_RESTRICTED_MODE") == Some("true") {
+        return Trust::Untrusted("GEMINI_RESTRICTED_MODE=true".into());
+    }
+    match ctx.var("GEMINI_CLI_TRUST_WORKSPACE") {
+        Some("false") => return Trust::Untrusted("GEMINI_CLI_TRUST_WORKSPACE=false".into()),
+        Some("true") => return Trust::Trusted("GEMINI_CLI_TRUST_WORKSPACE=true".into()),
+        _ => {}
+    }
+    let Some(dir) = ctx.user_dir(Runtime::Gemini.spec()) else {
+        return Trust::Undecided("$HOME is not set, so no trusted folders are known".into());
+    };
+    let user = dir.join("settings.json");
+    let off = std::fs::read_to_string(&user)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&strip_comments(&t)).ok())
+        .and_then(|v| {
+            v.pointer("/security/folderTrust/enabled")
+                .and_then(Value::as_bool)
+        })
+        == Some(false);
+    if off {
+        return Trust::Trusted(format!("folder trust is off in {}", user.display()));
+    }
+    let file = ctx
+        .var("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map_or_else(|| dir.join("trustedFolders.json"), PathBuf::from);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Trust::Undecided(format!("there is no {}", file.display()));
+        }
+        Err(e) => return Trust::Broken(format!("cannot read {} ({e})", file.display())),
+    };
+    let rules = match serde_json::from_str::<Value>(&strip_comments(&text)) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Trust::Broken(format!("{} is not a JSON object", file.display())),
+        Err(e) => return Trust::Broken(format!("{} is not valid JSON ({e})", file.display())),
+    };
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let here = real(&ctx.project);
+    let mut best: Option<(usize, &str, &str)> = None;
+    for (rule, level) in &rules {
+        let Some(level) = level.as_str() else {
+            continue;
+        };
+        let covered = match level {
+            "TRUST_PARENT" => Path::new(rule).parent().map(real),
+            "TRUST_FOLDER" | "DO_NOT_TRUST" => Some(real(Path::new(rule))),
+            _ => None,
+        };
+        if covered.is_some_and(|c| here.starts_with(c))
+            && best.is_none_or(|(len, _, _)| rule.len() > len)
+        {
+            best = Some((rule.len(), rule, level));
+        }
+    }
+    match best {
+        Some((_, rule, "DO_NOT_TRUST")) => {
+            Trust::Untrusted(format!("{rule} is DO_NOT_TRUST in {}", file.display()))
+        }
+        Some((_, rule, level)) => {
+            Trust::Trusted(format!("{rule} is {level} in {}", file.display()))
+        }
+        None => Trust::Undecided(format!("no rule in {} covers it", file.display())),
+    }
+}
+
+/// Gemini CLI runs no hooks in a folder it does not trust, and reads a
+/// project's settings only in a trusted one.
+pub fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
+    let project = ctx.project.display();
+    let tf = ctx
+        .var("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map(PathBuf::from)
+        .or_else(|| {
+            ctx.user_dir(Runtime::Gemini.spec())
+                .map(|d| d.join("trustedFolders.json"))
+        })
+        .map_or_else(
+            || "~/.gemini/trustedFolders.json".into(),
+            |p| p.display().to_string(),
+        );
+    let fix = format!(
+        "trust the folder: add \"{project}\": \"TRUST_FOLDER\" to {tf} (or set \
+         GEMINI_CLI_TRUST_WORKSPACE=true where Gemini runs){}",
+        if scope == Scope::Project {
+            "; or install for the user: toolgate install gemini"
+        } else {
+            ""
+        }
+    );
+    let note = match (scope, gemini_trust(ctx)) {
+        (Scope::Project, Trust::Trusted(why)) => {
+            Note::ok(format!("Gemini trusts {project} ({why})"))
+        }
+        (Scope::User, Trust::Trusted(_)) => return Vec::new(),
+        (Scope::Project, Trust::Untrusted(why)) => Note::at(
+            Level::Error,
+            format!(
+                "Gemini does not trust {project} ({why}): it does not read this project's \
+                 settings there and runs no hooks, so toolgate's hook does not run"
+            ),
+            &fix,
+        ),
+        (Scope::Project, Trust::Undecided(why)) => Note::at(
+            Level::Error,
+            format!(
+                "{project} is not a trusted folder for Gemini ({why}): headless Gemini refuses to \
+                 start there, and an interactive one reads this file and runs hooks only once \
+                 someone trusts the folder"
+            ),
+            &fix,
+        ),
+        (Scope::User, Trust::Untrusted(why)) => Note::at(
+            Level::Warn,
+            format!(
+                "Gemini does not trust {project} ({why}): in an untrusted folder it runs no \
+                 hooks, not even the user's, so toolgate does not see the calls made there"
+            ),
+            &fix,
+        ),
+        (Scope::User, Trust::Undecided(why)) => Note::at(
+            Level::Warn,
+            format!(
+                "{project} is not (yet) a trusted folder for Gemini ({why}): headless Gemini \
+                 refuses to start there; an interactive one asks, and runs no hooks, not even \
+                 the user's, unless the folder is trusted"
+            ),
+            &fix,
+        ),
+        (_, Trust::Broken(why)) => Note::at(
+            Level::Error,
+            format!("{why}: Gemini refuses to start until it is corrected"),
+            &format!("correct {tf} by hand"),
+        ),
+    };
+    vec![note]
+}
+
+/// Gemini CLI removes `TOOLGATE_*` from a hook's environment under GitHub
+/// Actions (`GITHUB_SHA` set): a setting the hook takes from there must be
+/// on its command line.
+pub fn gemini_env(ctx: &Ctx, c: &HookCommand, fix: &str) -> Vec<Note> {
+    let actions = ctx.var("GITHUB_SHA").is_some();
+    [
+        (
+            "--policy",
+            "TOOLGATE_POLICY",
+            "decides with the built-in policy",
+        ),
+        (
+            "--data-dir",
+            "TOOLGATE_DATA_DIR",
+            "records in the default data dir",
+        ),
+        (
+            "--url",
+            "TOOLGATE_URL",
+            "decides in its own process instead of asking the daemon",
+        ),
+    ]
+    .into_iter()
+    .filter(|(flag, var, _)| c.flag(flag).is_none() && ctx.var(var).is_some())
+    .map(|(flag, var, then)| {
+        Note::at(
+            if actions { Level::Error } else { Level::Warn },
+            format!(
+                "{var} is set here but the hook's command has no {flag}: Gemini removes \
+                 TOOLGATE_* from a hook's environment under GitHub Actions{}, and the hook then \
+                 {then}; toolgate install, run where {var} is set, writes it on the command line",
+                if actions {
+                    " (GITHUB_SHA is set: this is one)"
+                } else {
+                    ""
+                }
+            ),
+            fix,
+        )
+    })
+    .collect()
+}

@@ -16,7 +16,7 @@ pub enum Arg<'a> {
 
 /// Classifies `args` (argv without `argv[0]`); `value_opts` lists the options
 /// of this program that take the next word as their value.
-pub fn classify<'a>(args: &'a [Word], value_opts: &[String]) -> Vec<Arg<'a>> {
+pub fn classify<'a>(args: &'a [Word], value_opts: &[&str]) -> Vec<Arg<'a>> {
     let mut out = Vec::with_capacity(args.len());
     let mut operands_only = false;
     let mut expect_value = false;
@@ -30,7 +30,7 @@ pub fn classify<'a>(args: &'a [Word], value_opts: &[String]) -> Vec<Arg<'a>> {
         } else if t == "--" {
             operands_only = true;
         } else {
-            expect_value = !t.contains('=') && value_opts.iter().any(|o| o == t);
+            expect_value = !t.contains('=') && value_opts.contains(&t);
             out.push(Arg::Flag(w));
         }
     }
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn option_values_are_not_operands() {
         let w = words("-C /tmp push origin -- -weird");
-        let c = classify(&w, &["-C".to_string()]);
+        let c = classify(&w, &["-C"]);
         assert_eq!(
             operands(&c).map(|w| w.text.as_str()).collect::<Vec<_>>(),
             vec!["push", "origin", "-weird"]

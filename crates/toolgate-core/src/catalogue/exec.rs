@@ -4,7 +4,8 @@
 //! rules that look at it.
 
 use super::argv::{self, Arg};
-use super::compile::{ExecRule, LazyRegex, OperandScope, SetRef};
+use super::automata::Pattern;
+use super::rules::{ExecRule, OperandScope, SetRef};
 use super::sets::{candidates, is_glob};
 use super::{Catalogue, Finding};
 use crate::model::Verdict;
@@ -41,11 +42,7 @@ pub(super) struct CmdView<'a> {
 
 impl<'a> CmdView<'a> {
     pub fn new(cat: &Catalogue, cmd: &'a SimpleCommand, env: &'a Env) -> CmdView<'a> {
-        let opts = cat
-            .options
-            .get(&cmd.program)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let opts = super::lookup(cat.options, &cmd.program).unwrap_or(&[]);
         CmdView {
             cmd,
             env,
@@ -130,7 +127,7 @@ impl<'a> CmdView<'a> {
             Resolved::Path(p) | Resolved::Partial(p) => cat.set_matches(set, p, self.env),
             Resolved::Unknown => false,
         };
-        if let SetRef::Named(_) = set {
+        if let SetRef::Set(_) = set {
             self.memo.borrow_mut().push((i, set_key, v));
         }
         v
@@ -140,7 +137,7 @@ impl<'a> CmdView<'a> {
 impl Catalogue {
     pub(super) fn exec_rule_matches(&self, rule: &ExecRule, view: &CmdView) -> Option<Finding> {
         let cmd = view.cmd;
-        if rule.programs_not.iter().any(|p| p == &cmd.program) {
+        if rule.programs_not.contains(&cmd.program.as_str()) {
             return None;
         }
         if rule.privileged.is_some_and(|p| cmd.privileged != p) {
@@ -157,7 +154,7 @@ impl Catalogue {
         if !rule
             .via_all
             .iter()
-            .all(|v| cmd.via.iter().any(|w| &w.wrapper == v))
+            .all(|v| cmd.via.iter().any(|w| w.wrapper == *v))
         {
             return None;
         }
@@ -171,9 +168,9 @@ impl Catalogue {
         }
         if !rule.sub.is_empty() {
             let mut ops = argv::operands(&view.classified);
-            for alternatives in &rule.sub {
+            for alternatives in rule.sub {
                 let w = ops.next()?;
-                if w.dynamic || !alternatives.iter().any(|a| a == &w.text) {
+                if w.dynamic || !alternatives.contains(&w.text.as_str()) {
                     return None;
                 }
             }
@@ -203,22 +200,27 @@ impl Catalogue {
         if rule.no_operands && argv::operands(&view.classified).next().is_some() {
             return None;
         }
-        if let Some(re) = &rule.arg_regex
+        if let Some(re) = rule.arg_regex.map(|i| self.pattern(i))
             && !cmd.args().iter().any(|w| re.is_match(&w.text))
         {
             return None;
         }
-        if !regex_pair_holds(&rule.args_regex, &rule.args_not_regex, || {
-            view.joined_args()
-        }) {
+        let pattern = |i: Option<u16>| i.map(|i| self.pattern(i));
+        if !regex_pair_holds(
+            pattern(rule.args_regex),
+            pattern(rule.args_not_regex),
+            || view.joined_args(),
+        ) {
             return None;
         }
-        if !regex_pair_holds(&rule.operands_regex, &rule.operands_not_regex, || {
-            view.joined_operands()
-        }) {
+        if !regex_pair_holds(
+            pattern(rule.operands_regex),
+            pattern(rule.operands_not_regex),
+            || view.joined_operands(),
+        ) {
             return None;
         }
-        if let Some(re) = &rule.code_regex
+        if let Some(re) = pattern(rule.code_regex)
             && !cmd
                 .inline_code
                 .as_ref()
@@ -287,7 +289,7 @@ impl Catalogue {
             let resolved = &view.resolved()[i];
             let matched = rule.paths_any.iter().enumerate().any(|(k, s)| {
                 let key = match s {
-                    SetRef::Named(n) => *n,
+                    SetRef::Set(n) => usize::from(*n),
                     _ => usize::MAX - k,
                 };
                 view.in_set(self, i, s, key)
@@ -321,8 +323,7 @@ impl Catalogue {
                     && (env.home_of(c).is_some()
                         || !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t)))
             }),
-            SetRef::Inline(s) => s.matches_arg(abs, env),
-            SetRef::Named(i) => self.sets.get(*i).is_some_and(|s| s.matches_arg(abs, env)),
+            SetRef::Set(i) => self.set(*i).matches_arg(abs, env),
         }
     }
 }
@@ -330,16 +331,15 @@ impl Catalogue {
 /// A `*_regex` / `*_not_regex` pair over one text, computed only when a
 /// regex is there to use it: the first must match, the second must not.
 fn regex_pair_holds<'t>(
-    must: &Option<LazyRegex>,
-    must_not: &Option<LazyRegex>,
+    must: Option<&Pattern>,
+    must_not: Option<&Pattern>,
     text: impl FnOnce() -> &'t str,
 ) -> bool {
     if must.is_none() && must_not.is_none() {
         return true;
     }
     let text = text();
-    must.as_ref().is_none_or(|r| r.is_match(text))
-        && !must_not.as_ref().is_some_and(|r| r.is_match(text))
+    must.is_none_or(|r| r.is_match(text)) && !must_not.is_some_and(|r| r.is_match(text))
 }
 
 /// An operand as an absolute path.

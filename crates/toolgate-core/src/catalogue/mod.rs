@@ -1,41 +1,25 @@
 //! The catalogue of dangerous operations, kept as data: named rule packs in
-//! `packs/*.toml`, compiled once, each rule with examples that are checked as
-//! tests ([`Catalogue::self_test`]). The engine asks it what a simple
-//! command, a path access, an action or a URL is.
+//! `packs/*.toml`, checked and compiled by the build (`build.rs`, the
+//! `toolgate-packs` crate) into static tables and automata in the binary,
+//! each rule with examples that are checked as tests
+//! ([`Catalogue::self_test`]). The engine asks it what a simple command, a
+//! path access, an action or a URL is.
 
 pub mod argv;
-mod compile;
+mod automata;
 mod exec;
-mod model;
+mod rules;
 mod selftest;
 pub mod sets;
-mod toml_subset;
+mod tables;
 
 use crate::model::{RiskClass, Verdict};
 use crate::normalize::{Access, ToolKind};
 use crate::paths::Env;
 use crate::shell::SimpleCommand;
-use compile::{ActionRule, ExecRule, PathRule, UrlRule};
+use automata::Pattern;
+use rules::{ActionRule, ExecRule, PathRule, UrlRule};
 use sets::{PathSet, wildcard_match};
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
-/// The packs shipped in the binary.
-pub const BUILTIN_PACKS: &[(&str, &str)] = &[
-    ("sets.toml", include_str!("../../packs/sets.toml")),
-    (
-        "filesystem.toml",
-        include_str!("../../packs/filesystem.toml"),
-    ),
-    ("system.toml", include_str!("../../packs/system.toml")),
-    ("git.toml", include_str!("../../packs/git.toml")),
-    ("data.toml", include_str!("../../packs/data.toml")),
-    ("infra.toml", include_str!("../../packs/infra.toml")),
-    ("network.toml", include_str!("../../packs/network.toml")),
-    ("secrets.toml", include_str!("../../packs/secrets.toml")),
-    ("tools.toml", include_str!("../../packs/tools.toml")),
-    ("code.toml", include_str!("../../packs/code.toml")),
-];
 
 /// A catalogue entry that matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,86 +41,79 @@ impl Finding {
     }
 }
 
-/// Why the catalogue could not be loaded.
-#[derive(Debug, thiserror::Error)]
-#[error("catalogue pack {pack}: {message}")]
-pub struct CatalogueError {
-    /// The pack file.
-    pub pack: String,
-    /// What is wrong.
-    pub message: String,
+/// The compiled catalogue: tables the build generated from the packs
+/// (`tables.rs`), in the binary.
+#[derive(Debug)]
+pub struct Catalogue {
+    sets: &'static [PathSet],
+    options: &'static [(&'static str, &'static [&'static str])],
+    patterns: &'static [Pattern],
+    exec: &'static [ExecRule],
+    /// Sorted by program: the exec rules that name it.
+    by_program: &'static [(&'static str, &'static [u16])],
+    any_program: &'static [u16],
+    paths: &'static [PathRule],
+    actions: &'static [ActionRule],
+    urls: &'static [UrlRule],
 }
 
-/// The compiled catalogue.
-#[derive(Debug, Default)]
-pub struct Catalogue {
-    set_names: Vec<String>,
-    sets: Vec<PathSet>,
-    options: HashMap<String, Vec<String>>,
-    exec: Vec<ExecRule>,
-    by_program: HashMap<String, Vec<usize>>,
-    any_program: Vec<usize>,
-    paths: Vec<PathRule>,
-    actions: Vec<ActionRule>,
-    urls: Vec<UrlRule>,
+static BUILTIN: Catalogue = Catalogue {
+    sets: &tables::SETS,
+    options: &tables::OPTIONS,
+    patterns: &tables::PATTERNS,
+    exec: &tables::EXEC,
+    by_program: &tables::BY_PROGRAM,
+    any_program: &tables::ANY_PROGRAM,
+    paths: &tables::PATH_RULES,
+    actions: &tables::ACTION_RULES,
+    urls: &tables::URL_RULES,
+};
+
+/// Looks `key` up in a table sorted by its first column.
+fn lookup<T: Copy>(table: &'static [(&'static str, T)], key: &str) -> Option<T> {
+    table
+        .binary_search_by(|(k, _)| (*k).cmp(key))
+        .ok()
+        .map(|i| table[i].1)
 }
 
 impl Catalogue {
-    /// The catalogue built from the shipped packs, compiled once per process.
+    /// The catalogue built from the shipped packs: static data, nothing is
+    /// built when a process starts.
     pub fn builtin() -> &'static Catalogue {
-        static BUILTIN: OnceLock<Catalogue> = OnceLock::new();
-        BUILTIN.get_or_init(|| match Catalogue::from_packs(BUILTIN_PACKS) {
-            Ok(c) => c,
-            // The shipped packs are checked by tests; a broken build must
-            // not silently run with an empty catalogue.
-            Err(e) => panic!("built-in catalogue does not load: {e}"),
-        })
+        &BUILTIN
     }
 
-    /// Compiles every regex and path set now instead of on first use: a
-    /// long-running process may call it at start so no decision pays for
-    /// compilation, and an error names a pattern the regex or glob engine
-    /// refuses.
+    /// Reads every automaton and compiles every pattern's Unicode form:
+    /// a long-running process may call it at start so no decision pays for
+    /// it, and an error names what does not load.
     pub fn compile_all(&self) -> Result<(), String> {
-        self.exec.iter().try_for_each(|r| r.compile_regexes())?;
-        for (name, set) in self.set_names.iter().zip(&self.sets) {
-            set.compile().map_err(|e| format!("set {name}: {e}"))?;
+        for p in self.patterns {
+            p.check()?;
         }
-        let inline = self
-            .exec
-            .iter()
-            .flat_map(|r| {
-                r.paths_any
-                    .iter()
-                    .chain(&r.redirect_to)
-                    .chain(&r.redirect_from)
-                    .map(move |s| (&r.common.id, s))
-            })
-            .chain(
-                self.paths
-                    .iter()
-                    .flat_map(|r| r.paths.iter().map(move |s| (&r.common.id, s))),
-            );
-        for (id, set) in inline {
-            if let compile::SetRef::Inline(s) = set {
-                s.compile().map_err(|e| format!("{id}: {e}"))?;
-            }
+        for s in self.sets {
+            s.check()
+                .map_err(|e| format!("set {}: {e}", s.name().unwrap_or("(inline)")))?;
         }
         Ok(())
+    }
+
+    fn pattern(&self, i: u16) -> &'static Pattern {
+        &self.patterns[usize::from(i)]
+    }
+
+    fn set(&self, i: u16) -> &'static PathSet {
+        &self.sets[usize::from(i)]
     }
 
     /// Every finding for one simple command, most severe first.
     pub fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
         let view = exec::CmdView::new(self, cmd, env);
-        let specific = self
-            .by_program
-            .get(&cmd.program)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let specific = lookup(self.by_program, &cmd.program).unwrap_or(&[]);
         let mut out: Vec<Finding> = specific
             .iter()
-            .chain(self.any_program.iter())
-            .filter_map(|&i| self.exec_rule_matches(&self.exec[i], &view))
+            .chain(self.any_program)
+            .filter_map(|&i| self.exec_rule_matches(&self.exec[usize::from(i)], &view))
             .collect();
         out.sort_by_key(|f| std::cmp::Reverse(f.severity()));
         out
@@ -159,7 +136,7 @@ impl Catalogue {
         let tool = kind.as_str();
         self.actions
             .iter()
-            .filter(|r| r.tools.iter().any(|t| t == tool))
+            .filter(|r| r.tools.contains(&tool))
             .filter_map(|r| {
                 r.actions
                     .iter()

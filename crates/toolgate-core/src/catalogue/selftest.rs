@@ -16,9 +16,9 @@ impl Catalogue {
                 .flat_map(|c| self.match_command(c, env))
                 .collect()
         };
-        for rule in &self.exec {
+        for rule in self.exec {
             let id = &rule.common.id;
-            for ex in &rule.common.examples {
+            for ex in rule.common.examples {
                 match findings(ex).iter().find(|f| &f.rule == id) {
                     None => failures.push(format!("{id}: example {ex:?} does not match")),
                     Some(f) if f.verdict != rule.common.verdict => failures.push(format!(
@@ -28,16 +28,16 @@ impl Catalogue {
                     Some(_) => {}
                 }
             }
-            for ex in &rule.common.counter_examples {
+            for ex in rule.common.counter_examples {
                 if findings(ex).iter().any(|f| &f.rule == id) {
                     failures.push(format!("{id}: counter-example {ex:?} matches"));
                 }
             }
         }
-        for rule in &self.paths {
+        for rule in self.paths {
             for (list, want) in [
-                (&rule.common.examples, true),
-                (&rule.common.counter_examples, false),
+                (rule.common.examples, true),
+                (rule.common.counter_examples, false),
             ] {
                 for ex in list {
                     let abs = env.resolve(ex);
@@ -51,13 +51,13 @@ impl Catalogue {
                 }
             }
         }
-        for rule in &self.actions {
+        for rule in self.actions {
             for (list, want) in [
-                (&rule.common.examples, true),
-                (&rule.common.counter_examples, false),
+                (rule.common.examples, true),
+                (rule.common.counter_examples, false),
             ] {
                 for ex in list {
-                    let action = (ex != "-").then_some(ex.as_str());
+                    let action = (*ex != "-").then_some(*ex);
                     if rule
                         .actions
                         .iter()
@@ -73,10 +73,10 @@ impl Catalogue {
                 }
             }
         }
-        for rule in &self.urls {
+        for rule in self.urls {
             for (list, want) in [
-                (&rule.common.examples, true),
-                (&rule.common.counter_examples, false),
+                (rule.common.examples, true),
+                (rule.common.counter_examples, false),
             ] {
                 for ex in list {
                     if self.match_url(ex).is_some_and(|f| f.rule == rule.common.id) != want {

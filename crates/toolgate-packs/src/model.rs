@@ -1,4 +1,5 @@
-//! The catalogue's file format: rule packs in TOML, kept in `packs/`.
+//! The catalogue's file format: rule packs in TOML, kept in
+//! `crates/toolgate-core/packs/`.
 //!
 //! ```toml
 //! [pack]
@@ -27,6 +28,8 @@
 
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::ops::Range;
+use toml::Spanned;
 
 /// One pack file.
 #[derive(Debug, Deserialize)]
@@ -39,7 +42,7 @@ pub struct PackFile {
     pub options: HashMap<String, Vec<String>>,
     /// Named path sets.
     #[serde(default)]
-    pub sets: HashMap<String, SetSpec>,
+    pub sets: HashMap<Spanned<String>, SetSpec>,
     /// Shell-command rules.
     #[serde(default)]
     pub rule: Vec<ExecRuleSpec>,
@@ -60,10 +63,8 @@ pub struct PackFile {
 pub struct PackHeader {
     /// Short name, used as the prefix of rule ids (`filesystem.rm-critical`).
     pub name: String,
-    /// What the pack covers.
-    // Required so that every pack says what it covers; it is read by
-    // people editing packs, not by code.
-    #[allow(dead_code)]
+    /// What the pack covers: required so that every pack says what it
+    /// covers; read by people editing packs, not by code.
     pub description: String,
 }
 
@@ -92,11 +93,16 @@ pub enum SetSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecRuleSpec {
-    pub id: String,
+    /// The rule's name within its pack (the finding names `pack.id`).
+    pub id: Spanned<String>,
+    /// Risk class, `R0`..`R4`.
     pub class: String,
+    /// `block`, `escalate` or `allow` (default: R3 and up escalate, the rest allow).
     #[serde(default)]
     pub verdict: Option<String>,
+    /// What the operation does, with `{path}`, `{program}`, `{action}` or `{url}` filled in.
     pub reason: String,
+    /// Programs the rule judges (empty: every command).
     #[serde(default)]
     pub programs: Vec<String>,
     /// Programs the rule never applies to.
@@ -105,10 +111,13 @@ pub struct ExecRuleSpec {
     /// Leading operands, in order; `a|b` offers alternatives.
     #[serde(default)]
     pub sub: Vec<String>,
+    /// Flags, any of which must be given.
     #[serde(default)]
     pub flags_any: Vec<String>,
+    /// Flags that must all be given.
     #[serde(default)]
     pub flags_all: Vec<String>,
+    /// Flags that must not be given.
     #[serde(default)]
     pub flags_none: Vec<String>,
     /// Regex matched against each argument (flags and operands).
@@ -146,6 +155,7 @@ pub struct ExecRuleSpec {
     /// Programs upstream in the pipeline (or `<<`, `<<<`).
     #[serde(default)]
     pub stdin_from: Vec<String>,
+    /// Whether the command must run privileged (`sudo` …) or must not.
     #[serde(default)]
     pub privileged: Option<bool>,
     /// Interpreter code matching this regex.
@@ -161,8 +171,10 @@ pub struct ExecRuleSpec {
     /// Only when the command has no operands at all.
     #[serde(default)]
     pub no_operands: bool,
+    /// Calls the rule must match (checked by the tests).
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Calls the rule must not match (checked by the tests).
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
@@ -171,16 +183,23 @@ pub struct ExecRuleSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRuleSpec {
-    pub id: String,
+    /// The rule's name within its pack (the finding names `pack.id`).
+    pub id: Spanned<String>,
+    /// Risk class, `R0`..`R4`.
     pub class: String,
+    /// `block`, `escalate` or `allow` (default: R3 and up escalate, the rest allow).
     #[serde(default)]
     pub verdict: Option<String>,
+    /// What the operation does, with `{path}`, `{program}`, `{action}` or `{url}` filled in.
     pub reason: String,
     /// `read`, `write`, `delete`.
     pub access: Vec<String>,
+    /// Path patterns or `@sets` the path must be in.
     pub paths: Vec<String>,
+    /// Calls the rule must match (checked by the tests).
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Calls the rule must not match (checked by the tests).
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
@@ -189,17 +208,23 @@ pub struct PathRuleSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionRuleSpec {
-    pub id: String,
+    /// The rule's name within its pack (the finding names `pack.id`).
+    pub id: Spanned<String>,
+    /// Risk class, `R0`..`R4`.
     pub class: String,
+    /// `block`, `escalate` or `allow` (default: R3 and up escalate, the rest allow).
     #[serde(default)]
     pub verdict: Option<String>,
+    /// What the operation does, with `{path}`, `{program}`, `{action}` or `{url}` filled in.
     pub reason: String,
     /// Canonical tool kinds (`message`, `gateway`, `automations`, `nodes`, …).
     pub tools: Vec<String>,
     /// Action globs; `*` is any action, `-` is a call without an action.
     pub actions: Vec<String>,
+    /// Calls the rule must match (checked by the tests).
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Calls the rule must not match (checked by the tests).
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
@@ -208,15 +233,21 @@ pub struct ActionRuleSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UrlRuleSpec {
-    pub id: String,
+    /// The rule's name within its pack (the finding names `pack.id`).
+    pub id: Spanned<String>,
+    /// Risk class, `R0`..`R4`.
     pub class: String,
+    /// `block`, `escalate` or `allow` (default: R3 and up escalate, the rest allow).
     #[serde(default)]
     pub verdict: Option<String>,
+    /// What the operation does, with `{path}`, `{program}`, `{action}` or `{url}` filled in.
     pub reason: String,
     /// Host globs (`169.254.169.254`, `*.internal`) or schemes (`file:`).
     pub hosts: Vec<String>,
+    /// Calls the rule must match (checked by the tests).
     #[serde(default)]
     pub examples: Vec<String>,
+    /// Calls the rule must not match (checked by the tests).
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
@@ -226,6 +257,8 @@ pub struct UrlRuleSpec {
 pub trait RuleHeader {
     /// `id` as written (without the pack prefix).
     fn id(&self) -> &str;
+    /// Where `id` is written in the pack file (byte offsets).
+    fn id_span(&self) -> Range<usize>;
     /// `class`, `R0`..`R4`.
     fn class(&self) -> &str;
     /// `verdict`, if given.
@@ -239,7 +272,8 @@ pub trait RuleHeader {
 macro_rules! rule_header {
     ($($spec:ty),*) => {$(
         impl RuleHeader for $spec {
-            fn id(&self) -> &str { &self.id }
+            fn id(&self) -> &str { self.id.get_ref() }
+            fn id_span(&self) -> Range<usize> { self.id.span() }
             fn class(&self) -> &str { &self.class }
             fn verdict(&self) -> Option<&str> { self.verdict.as_deref() }
             fn reason(&self) -> &str { &self.reason }

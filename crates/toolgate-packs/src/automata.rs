@@ -1,7 +1,7 @@
-//! The automata the build compiles: one dense DFA per regex (its ASCII
-//! form) and one per half of a path set (absolute and home-relative
-//! patterns), serialized into one blob that the binary embeds and reads in
-//! place.
+//! The automata the build compiles: sparse DFAs for each regex (its ASCII
+//! form) and for each half of a path set (absolute and home-relative
+//! patterns), split along alternatives where one DFA would be too large,
+//! serialized into one blob that the binary embeds and reads in place.
 //!
 //! Why the ASCII form is exact: a DFA answers on bytes, and on an ASCII text
 //! every Unicode class and case fold answers as its ASCII counterpart does
@@ -10,13 +10,20 @@
 //! (compiled on first use) for the others; a unit test in the core compares
 //! both with the pattern itself on many texts.
 
+#[cfg(test)]
+use regex_automata::dfa::sparse;
 use regex_automata::dfa::{StartKind, dense};
+use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
+use regex_syntax::hir::{Hir, HirKind};
 use std::ops::Range;
 
-/// A regex DFA larger than this is not embedded: the pattern is compiled at
-/// run time instead (no shipped pattern comes near it).
-const MAX_DFA_BYTES: usize = 1 << 20;
+/// The largest automaton embedded. A pattern (or a set's patterns) whose
+/// DFA would be larger is split along its top-level alternatives into
+/// several DFAs, any of which matching is a match: one DFA for `A.*B|C.*D`
+/// or for many `**/name` globs grows with the product of their states,
+/// several grow with the sum.
+const MAX_DFA_BYTES: usize = 128 << 10;
 
 /// Serialized automata, each starting at an 8-byte boundary.
 #[derive(Debug, Default, Clone)]
@@ -54,35 +61,101 @@ fn ascii_syntax() -> syntax::Config {
     syntax::Config::new().unicode(false).utf8(false)
 }
 
-fn serialize(dfa: &dense::DFA<Vec<u32>>) -> Option<Vec<u8>> {
-    let (bytes, pad) = dfa.to_bytes_little_endian();
-    let bytes = bytes[pad..].to_vec();
-    (bytes.len() <= MAX_DFA_BYTES).then_some(bytes)
+/// The pattern's alternatives: `A|B`, `(A|B)` and `(?i:A|B)` are each
+/// their alternatives, recursively (flags are already applied in the HIR,
+/// and is-a-match does not care about groups).
+fn alternatives(hir: &Hir, out: &mut Vec<Hir>) {
+    match hir.kind() {
+        HirKind::Alternation(alts) => alts.iter().for_each(|h| alternatives(h, out)),
+        HirKind::Capture(c) => alternatives(&c.sub, out),
+        _ => out.push(hir.clone()),
+    }
+}
+
+/// `X(A|B)Y` as `XAY` and `XBY` (the first alternation in a concatenation,
+/// distributed), each of which matches where the whole did: one large DFA
+/// for `(a|b|c).*(x|y)` becomes one per leading alternative. `None` when
+/// the pattern has no such alternation.
+fn distribute(hir: &Hir) -> Option<Vec<Hir>> {
+    let HirKind::Concat(parts) = hir.kind() else {
+        return None;
+    };
+    parts.iter().enumerate().find_map(|(i, part)| {
+        let mut alts = Vec::new();
+        alternatives(part, &mut alts);
+        (alts.len() > 1).then(|| {
+            alts.into_iter()
+                .map(|alt| {
+                    let mut concat = parts[..i].to_vec();
+                    concat.push(alt);
+                    concat.extend_from_slice(&parts[i + 1..]);
+                    Hir::concat(concat)
+                })
+                .collect()
+        })
+    })
+}
+
+/// DFAs that together match what any of `hirs` matches, each at most
+/// [`MAX_DFA_BYTES`]; `None` when one alternative alone is too large.
+fn groups(hirs: &[Hir], start: StartKind, out: &mut Vec<Vec<u8>>) -> Option<()> {
+    if hirs.is_empty() {
+        return Some(());
+    }
+    let built = thompson::Compiler::new()
+        .configure(thompson::Config::new().utf8(false))
+        .build_many_from_hir(hirs)
+        .ok()
+        .and_then(|nfa| {
+            dense::Builder::new()
+                .configure(
+                    dense::Config::new()
+                        .start_kind(start)
+                        .minimize(true)
+                        .dfa_size_limit(Some(MAX_DFA_BYTES))
+                        .determinize_size_limit(Some(8 * MAX_DFA_BYTES)),
+                )
+                .build_from_nfa(&nfa)
+                .ok()
+        })
+        .filter(|dfa| dfa.memory_usage() <= MAX_DFA_BYTES)
+        .and_then(|dfa| dfa.to_sparse().ok())
+        .map(|sparse| sparse.to_bytes_little_endian());
+    match built {
+        Some(bytes) => {
+            out.push(bytes);
+            Some(())
+        }
+        None if hirs.len() == 1 => groups(&distribute(&hirs[0])?, start, out),
+        None => {
+            let (a, b) = hirs.split_at(hirs.len() / 2);
+            groups(a, start, out)?;
+            groups(b, start, out)
+        }
+    }
 }
 
 /// Checks `pattern` as the `regex` crate reads it (an error says why it is
-/// refused) and returns its ASCII form's unanchored DFA, serialized, when it
-/// has one of a reasonable size.
-pub fn regex_dfa(pattern: &str) -> Result<Option<Vec<u8>>, String> {
+/// refused) and returns unanchored DFAs of its ASCII form, serialized:
+/// none when it has no ASCII form, or an alternative of it makes too large
+/// an automaton (the pattern is then compiled at run time).
+pub fn regex_dfas(pattern: &str) -> Result<Vec<Vec<u8>>, String> {
     regex::Regex::new(pattern).map_err(|e| e.to_string())?;
     if !has_ascii_form(pattern) {
-        return Ok(None);
+        return Ok(Vec::new());
     }
-    let dfa = dense::Builder::new()
-        .syntax(ascii_syntax())
-        .configure(
-            dense::Config::new()
-                .start_kind(StartKind::Unanchored)
-                .minimize(true)
-                .dfa_size_limit(Some(MAX_DFA_BYTES))
-                .determinize_size_limit(Some(8 * MAX_DFA_BYTES)),
-        )
-        .build(pattern);
-    Ok(dfa.ok().as_ref().and_then(serialize))
+    let hir = syntax::parse_with(pattern, &ascii_syntax()).map_err(|e| e.to_string())?;
+    let mut alts = Vec::new();
+    alternatives(&hir, &mut alts);
+    let mut out = Vec::new();
+    Ok(match groups(&alts, StartKind::Unanchored, &mut out) {
+        Some(()) => out,
+        None => Vec::new(),
+    })
 }
 
 /// The regex `globset` matches a path pattern with: `*` stays within a path
-/// component, `**` crosses them, `\` escapes.
+/// component, `**` crosses them, `\\` escapes.
 pub fn glob_regex(glob: &str) -> Result<String, String> {
     globset::GlobBuilder::new(glob)
         .literal_separator(true)
@@ -92,52 +165,20 @@ pub fn glob_regex(glob: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// A set's automata are split until each is at most this large: one DFA
-/// for many `**/name` patterns grows with the product of their states.
-const MAX_SET_DFA_BYTES: usize = 256 << 10;
-
 /// Anchored DFAs that together match a whole path against any of `globs`
-/// (none for no globs: nothing matches). Patterns whose union would make
-/// one DFA too large are split into several, each a group of patterns.
+/// (none for no globs: nothing matches).
 pub fn globs_dfas(globs: &[String]) -> Result<Vec<Vec<u8>>, String> {
-    let regexes = globs
-        .iter()
-        .map(|g| glob_regex(g))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut hirs = Vec::new();
+    for g in globs {
+        let regex = glob_regex(g).map_err(|e| format!("pattern {g:?}: {e}"))?;
+        let hir = syntax::parse_with(&regex, &ascii_syntax())
+            .map_err(|e| format!("pattern {g:?}: {e}"))?;
+        hirs.push(hir);
+    }
     let mut out = Vec::new();
-    group_dfas(&regexes, &mut out)?;
+    groups(&hirs, StartKind::Anchored, &mut out)
+        .ok_or_else(|| format!("a pattern makes an automaton over {MAX_DFA_BYTES} bytes"))?;
     Ok(out)
-}
-
-fn group_dfas(regexes: &[String], out: &mut Vec<Vec<u8>>) -> Result<(), String> {
-    if regexes.is_empty() {
-        return Ok(());
-    }
-    let built = dense::Builder::new()
-        .syntax(ascii_syntax())
-        .configure(
-            dense::Config::new()
-                .start_kind(StartKind::Anchored)
-                .minimize(true)
-                .dfa_size_limit(Some(MAX_SET_DFA_BYTES))
-                .determinize_size_limit(Some(8 * MAX_SET_DFA_BYTES)),
-        )
-        .build_many(regexes);
-    match built.ok().as_ref().and_then(serialize) {
-        Some(bytes) if bytes.len() <= MAX_SET_DFA_BYTES => {
-            out.push(bytes);
-            Ok(())
-        }
-        _ if regexes.len() == 1 => Err(format!(
-            "the pattern {:?} makes an automaton over {MAX_SET_DFA_BYTES} bytes",
-            regexes[0]
-        )),
-        _ => {
-            let (a, b) = regexes.split_at(regexes.len() / 2);
-            group_dfas(a, out)?;
-            group_dfas(b, out)
-        }
-    }
 }
 
 #[cfg(test)]
@@ -146,11 +187,10 @@ mod tests {
     use regex_automata::dfa::Automaton;
     use regex_automata::{Anchored, Input};
 
-    /// Reads a serialized DFA back, as the binary does with its blob (a
-    /// fresh allocation is aligned well enough; `from_bytes` says so if not).
+    /// Reads a serialized DFA back, as the binary does with its blob.
     fn round_trip(bytes: &[u8], text: &str, anchored: bool) -> bool {
         let buf = bytes.to_vec();
-        let dfa = dense::DFA::from_bytes(&buf).expect("reads back").0;
+        let dfa = sparse::DFA::from_bytes(&buf).expect("reads back").0;
         let anchored = if anchored {
             Anchored::Yes
         } else {
@@ -162,15 +202,15 @@ mod tests {
 
     #[test]
     fn a_refused_regex_says_why() {
-        assert!(regex_dfa("(a").unwrap_err().contains("unclosed group"));
+        assert!(regex_dfas("(a").unwrap_err().contains("unclosed group"));
         assert!(glob_regex("a[").is_err());
     }
 
     #[test]
     fn patterns_without_an_ascii_form_are_left_to_run_time() {
-        assert_eq!(regex_dfa(r"\p{Greek}").unwrap(), None);
-        assert_eq!(regex_dfa("é").unwrap(), None);
-        assert!(regex_dfa("(?i)rm -rf").unwrap().is_some());
+        assert!(regex_dfas(r"\p{Greek}").unwrap().is_empty());
+        assert!(regex_dfas("é").unwrap().is_empty());
+        assert_eq!(regex_dfas("(?i)rm -rf").unwrap().len(), 1);
     }
 
     #[test]
@@ -185,7 +225,9 @@ mod tests {
     #[test]
     fn a_regex_automaton_searches_anywhere() {
         let source = r"(^| )--force\b|(?i)\bdrop\s+table";
-        let dfa = regex_dfa(source).unwrap().unwrap();
+        let dfas = regex_dfas(source).unwrap();
+        assert_eq!(dfas.len(), 1);
+        let dfa = &dfas[0];
         let re = regex::Regex::new(source).unwrap();
         for (text, want) in [
             ("push --force", true),
@@ -196,7 +238,27 @@ mod tests {
             ("", false),
         ] {
             assert_eq!(re.is_match(text), want, "{text:?}");
-            assert_eq!(round_trip(&dfa, text, false), want, "{text:?}");
+            assert_eq!(round_trip(dfa, text, false), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_large_pattern_is_split_along_its_alternatives() {
+        // Each `\S+ … .*` alternative multiplies the states of one DFA.
+        let source = r"(?i)(alias\.\S+[= ]!|url\.\S+\.(insteadOf|pushInsteadOf)|filter\.\S+\.(clean|smudge)|diff\.\S+\.textconv|merge\.\S+\.driver|core\.(pager|editor)[= ]|a\S*b\S*c\S*d\S*e.*f)";
+        let dfas = regex_dfas(source).unwrap();
+        assert!(dfas.len() > 1, "{} automata", dfas.len());
+        let re = regex::Regex::new(source).unwrap();
+        for text in [
+            "-c alias.x=!sh status",
+            "-c URL.h.insteadOf=x",
+            "-c core.pager=less log",
+            "-c core.pagers=less",
+            "a1b2c3d4e5 f",
+            "status",
+        ] {
+            let any = dfas.iter().any(|d| round_trip(d, text, false));
+            assert_eq!(any, re.is_match(text), "{text:?}");
         }
     }
 

@@ -17,15 +17,13 @@ pub fn rust(c: &Compiled) -> String {
         }
         s.push_str("];\n\n");
     };
-    table(
-        "PATTERNS",
-        "Pattern",
-        c.patterns.iter().map(pattern).collect(),
-    );
-    // Every set's automata in one table; a set names its run of entries.
+    // Every automaton in one table; a pattern or a set names its run of
+    // entries.
     let mut dfas: Vec<String> = Vec::new();
+    let patterns: Vec<String> = c.patterns.iter().map(|p| pattern(p, &mut dfas)).collect();
     let sets: Vec<String> = c.sets.iter().map(|s| set(s, &mut dfas)).collect();
-    table("SET_AUTOMATA", "Automaton", dfas);
+    table("AUTOMATA", "Automaton", dfas);
+    table("PATTERNS", "Pattern", patterns);
     table("SETS", "PathSet", sets);
     table(
         "OPTIONS",
@@ -72,13 +70,6 @@ fn strs(v: &[String]) -> String {
     format!("&[{}]", items.join(", "))
 }
 
-fn at(r: &Option<Range<usize>>) -> String {
-    match r {
-        Some(r) => format!("Some(({}, {}))", r.start, r.end),
-        None => "None".into(),
-    }
-}
-
 fn index(i: Option<usize>) -> String {
     match i {
         Some(i) => format!("Some({i})"),
@@ -86,8 +77,8 @@ fn index(i: Option<usize>) -> String {
     }
 }
 
-fn pattern(p: &Pattern) -> String {
-    format!("Pattern::new({:?}, {})", p.text, at(&p.dfa))
+fn pattern(p: &Pattern, dfas: &mut Vec<String>) -> String {
+    format!("Pattern::new({:?}, {})", p.text, run(&p.dfas, dfas))
 }
 
 /// Appends `ranges` to the automaton table; the run they take in it.
@@ -96,13 +87,10 @@ fn run(ranges: &[Range<usize>], dfas: &mut Vec<String>) -> String {
     dfas.extend(
         ranges
             .iter()
-            .map(|r| format!("Automaton::new(Some(({}, {})))", r.start, r.end)),
+            .map(|r| format!("Automaton::new({}, {})", r.start, r.end)),
     );
     // `split_at` is a const fn; indexing is not.
-    format!(
-        "SET_AUTOMATA.split_at({}).0.split_at({start}).1",
-        dfas.len()
-    )
+    format!("AUTOMATA.split_at({}).0.split_at({start}).1", dfas.len())
 }
 
 fn set(s: &CompiledSet, dfas: &mut Vec<String>) -> String {

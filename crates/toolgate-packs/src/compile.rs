@@ -43,8 +43,9 @@ pub enum SetRef {
 pub struct Pattern {
     /// As written.
     pub text: String,
-    /// Its ASCII form's DFA in the blob.
-    pub dfa: Option<Range<usize>>,
+    /// Its ASCII form's DFAs in the blob (any may match; none: the
+    /// pattern is compiled at run time).
+    pub dfas: Vec<Range<usize>>,
 }
 
 /// A path set, compiled.
@@ -339,10 +340,10 @@ fn exec_rule(
 ) -> Result<Exec, String> {
     let mut regex = |r: &Option<String>, field: &str| -> Result<Option<usize>, String> {
         let Some(text) = r else { return Ok(None) };
-        let dfa = automata::regex_dfa(text).map_err(|e| format!("{field} {text:?}: {e}"))?;
+        let dfas = automata::regex_dfas(text).map_err(|e| format!("{field} {text:?}: {e}"))?;
         out.patterns.push(Pattern {
             text: text.clone(),
-            dfa: dfa.map(|d| blob.add(&d)),
+            dfas: dfas.iter().map(|d| blob.add(d)).collect(),
         });
         Ok(Some(out.patterns.len() - 1))
     };

@@ -8,9 +8,9 @@
 //! - `catalogue.rs`: the rule tables as Rust statics (rules indexed by the
 //!   program they judge, options, sets, patterns), so a process builds
 //!   nothing at start: the catalogue is data in the binary;
-//! - `automata.bin`: every regex's and every path set's automaton, a dense
-//!   DFA serialized here and read in place at run time
-//!   (`regex_automata::dfa::dense::DFA::from_bytes`), so matching a rule
+//! - `automata.bin`: every regex's and every path set's automata, sparse
+//!   DFAs serialized here and read in place at run time
+//!   (`regex_automata::dfa::sparse::DFA::from_bytes`), so matching a rule
 //!   compiles nothing either.
 //!
 //! A pack that is wrong fails the build with its file and line.

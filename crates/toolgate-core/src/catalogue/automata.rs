@@ -4,34 +4,31 @@
 
 use regex::Regex;
 use regex_automata::dfa::Automaton as _;
-use regex_automata::dfa::dense::DFA;
+use regex_automata::dfa::sparse::DFA;
 use regex_automata::{Anchored, Input};
 use std::sync::OnceLock;
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the embedded automata are little-endian; big-endian targets are not supported");
 
-/// Keeps the blob 8-byte aligned: a DFA is read in place as `u32`s.
-#[repr(C, align(8))]
-struct Aligned<T: ?Sized>(T);
-
-static AUTOMATA: &Aligned<[u8]> =
-    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/automata.bin")));
+/// The automata the build serialized (sparse DFAs, read in place: they
+/// need no alignment).
+static BLOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/automata.bin"));
 
 /// One DFA in the blob, read on first use.
 #[derive(Debug)]
 pub struct Automaton {
     blob: &'static [u8],
-    at: Option<(usize, usize)>,
-    dfa: OnceLock<DFA<&'static [u32]>>,
+    at: (usize, usize),
+    dfa: OnceLock<DFA<&'static [u8]>>,
 }
 
 impl Automaton {
-    /// The DFA at `at` (byte range) in the blob, or none.
-    pub const fn new(at: Option<(usize, usize)>) -> Automaton {
+    /// The DFA at `start..end` in the blob.
+    pub const fn new(start: usize, end: usize) -> Automaton {
         Automaton {
-            blob: &AUTOMATA.0,
-            at,
+            blob: BLOB,
+            at: (start, end),
             dfa: OnceLock::new(),
         }
     }
@@ -42,7 +39,7 @@ impl Automaton {
         let blob: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         Automaton {
             blob,
-            at: Some((0, blob.len())),
+            at: (0, blob.len()),
             dfa: OnceLock::new(),
         }
     }
@@ -50,22 +47,20 @@ impl Automaton {
     /// The DFA. The build serialized it and a unit test reads every one, so
     /// failing to read it is a broken build: a panic (answered as a denial
     /// by every integration), never a rule silently off.
-    fn dfa(&self) -> Option<&DFA<&'static [u32]>> {
-        let (start, end) = self.at?;
-        Some(
-            self.dfa
-                .get_or_init(|| match DFA::from_bytes(&self.blob[start..end]) {
-                    Ok((dfa, _)) => dfa,
-                    Err(e) => panic!("embedded automaton at {start}..{end} does not load: {e}"),
-                }),
-        )
+    fn dfa(&self) -> &DFA<&'static [u8]> {
+        let (start, end) = self.at;
+        self.dfa
+            .get_or_init(|| match DFA::from_bytes(&self.blob[start..end]) {
+                Ok((dfa, _)) => dfa,
+                Err(e) => panic!("embedded automaton at {start}..{end} does not load: {e}"),
+            })
     }
 
     /// Whether the automaton matches `text` (anywhere, or — `anchored` —
     /// from its start, as a path set's whole-path patterns do); `None` when
-    /// there is no automaton, or it cannot answer for this text.
+    /// it cannot answer for this text.
     pub fn is_match(&self, text: &str, anchored: bool) -> Option<bool> {
-        let dfa = self.dfa()?;
+        let dfa = self.dfa();
         let anchored = if anchored {
             Anchored::Yes
         } else {
@@ -77,9 +72,7 @@ impl Automaton {
 
     /// Reads the DFA now; an error for one that does not load.
     pub fn check(&self) -> Result<(), String> {
-        let Some((start, end)) = self.at else {
-            return Ok(());
-        };
+        let (start, end) = self.at;
         DFA::from_bytes(&self.blob[start..end])
             .map(|_| ())
             .map_err(|e| format!("automaton at {start}..{end}: {e}"))
@@ -93,26 +86,38 @@ impl Automaton {
 pub struct Pattern {
     /// As written in the pack.
     pub text: &'static str,
-    ascii: Automaton,
+    /// Its ASCII form, split along its alternatives (any matching is a
+    /// match); empty when the pattern has none.
+    ascii: &'static [Automaton],
     unicode: OnceLock<Regex>,
 }
 
 impl Pattern {
-    /// The pattern `text`, with its ASCII DFA at `at` in the blob.
-    pub const fn new(text: &'static str, at: Option<(usize, usize)>) -> Pattern {
+    /// The pattern `text`, with the automata of its ASCII form.
+    pub const fn new(text: &'static str, ascii: &'static [Automaton]) -> Pattern {
         Pattern {
             text,
-            ascii: Automaton::new(at),
+            ascii,
             unicode: OnceLock::new(),
         }
     }
 
     /// Whether the regex matches anywhere in `text`.
     pub fn is_match(&self, text: &str) -> bool {
-        if text.is_ascii()
-            && let Some(m) = self.ascii.is_match(text, false)
-        {
-            return m;
+        if text.is_ascii() && !self.ascii.is_empty() {
+            // A DFA that cannot answer (a quit byte: none is configured)
+            // leaves the answer to the regex itself.
+            let mut answered = true;
+            for a in self.ascii {
+                match a.is_match(text, false) {
+                    Some(true) => return true,
+                    Some(false) => {}
+                    None => answered = false,
+                }
+            }
+            if answered {
+                return false;
+            }
         }
         self.unicode().is_match(text)
     }
@@ -132,14 +137,15 @@ impl Pattern {
     pub fn check(&self) -> Result<(), String> {
         Regex::new(self.text).map_err(|e| format!("{}: {e}", self.text))?;
         self.ascii
-            .check()
+            .iter()
+            .try_for_each(Automaton::check)
             .map_err(|e| format!("{}: {e}", self.text))
     }
 
     /// Whether the pattern has a DFA (an ASCII form the build compiled).
     #[cfg(test)]
     pub fn has_automaton(&self) -> bool {
-        self.ascii.at.is_some()
+        !self.ascii.is_empty()
     }
 }
 

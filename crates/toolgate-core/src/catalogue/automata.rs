@@ -20,6 +20,9 @@ static BLOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/automata.bin"));
 pub struct Automaton {
     blob: &'static [u8],
     at: (usize, usize),
+    /// In the blob the build embedded (read without re-validation), or
+    /// made by a test (validated).
+    embedded: bool,
     dfa: OnceLock<DFA<&'static [u8]>>,
 }
 
@@ -29,6 +32,7 @@ impl Automaton {
         Automaton {
             blob: BLOB,
             at: (start, end),
+            embedded: true,
             dfa: OnceLock::new(),
         }
     }
@@ -40,20 +44,41 @@ impl Automaton {
         Automaton {
             blob,
             at: (0, blob.len()),
+            embedded: false,
             dfa: OnceLock::new(),
         }
     }
 
-    /// The DFA. The build serialized it and a unit test reads every one, so
-    /// failing to read it is a broken build: a panic (answered as a denial
-    /// by every integration), never a rule silently off.
+    /// The DFA. Reading one the build embedded costs next to nothing; a
+    /// broken one is a broken build: a panic (answered as a denial by every
+    /// integration), never a rule silently off.
     fn dfa(&self) -> &DFA<&'static [u8]> {
         let (start, end) = self.at;
-        self.dfa
-            .get_or_init(|| match DFA::from_bytes(&self.blob[start..end]) {
+        let bytes: &'static [u8] = &self.blob[start..end];
+        self.dfa.get_or_init(|| {
+            let read = if self.embedded {
+                // Validating a DFA walks all of it: for the few dozen a
+                // call can touch, most of a hook process's CPU time.
+                #[allow(unsafe_code)]
+                // SAFETY: `bytes` is one DFA that `toolgate-packs` wrote with
+                // `sparse::DFA::to_bytes_little_endian` at build time into
+                // the blob compiled into this binary (`include_bytes!`; never
+                // anything read at run time), at the range the same build
+                // generated for it. The unit test
+                // `every_embedded_automaton_validates` reads every embedded
+                // DFA with the validating `from_bytes`, so any build whose
+                // blob would fail validation fails its tests.
+                unsafe {
+                    DFA::from_bytes_unchecked(bytes)
+                }
+            } else {
+                DFA::from_bytes(bytes)
+            };
+            match read {
                 Ok((dfa, _)) => dfa,
                 Err(e) => panic!("embedded automaton at {start}..{end} does not load: {e}"),
-            })
+            }
+        })
     }
 
     /// Whether the automaton matches `text` (anywhere, or — `anchored` —
@@ -70,7 +95,8 @@ impl Automaton {
         dfa.try_search_fwd(&input).ok().map(|m| m.is_some())
     }
 
-    /// Reads the DFA now; an error for one that does not load.
+    /// Reads the DFA now, validating all of it; an error for one that does
+    /// not load.
     pub fn check(&self) -> Result<(), String> {
         let (start, end) = self.at;
         DFA::from_bytes(&self.blob[start..end])
@@ -153,6 +179,20 @@ impl Pattern {
 mod tests {
     use super::super::Catalogue;
     use regex::Regex;
+
+    /// What makes reading the embedded automata without re-validation
+    /// sound: every one of them passes the validating read.
+    #[test]
+    fn every_embedded_automaton_validates() {
+        let table = &super::super::tables::AUTOMATA;
+        assert!(table.len() > 100, "only {} automata", table.len());
+        for (i, a) in table.iter().enumerate() {
+            assert!(a.embedded);
+            assert_eq!(a.check(), Ok(()), "automaton {i}");
+        }
+        let end = table.iter().map(|a| a.at.1).max();
+        assert_eq!(end, Some(super::BLOB.len()), "the table covers the blob");
+    }
 
     /// A tiny deterministic generator, so the comparison covers the same
     /// texts on every run.

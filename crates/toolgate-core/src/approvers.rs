@@ -8,7 +8,7 @@ use crate::model::{RiskClass, ToolCall};
 use crate::normalize::{ToolKind, normalize};
 use crate::paths::Env;
 use crate::policy::ApprovalRule;
-use crate::shell;
+use crate::shell::Analyses;
 
 /// What an automated approver says about one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,13 +29,16 @@ pub trait Approver: Send + Sync {
     fn kind(&self) -> ApproverKind;
     /// The identity its votes carry (one vote per identity).
     fn identity(&self) -> String;
-    /// Judges a call of risk class `class`, whose requester is on the call.
+    /// Judges a call of risk class `class`, whose requester is on the call;
+    /// `analyses` holds the shell analyses the engine made of it (reuse them
+    /// rather than analysing its command again).
     fn evaluate(
         &self,
         engine: &Engine,
         call: &ToolCall,
         base: &Env,
         class: RiskClass,
+        analyses: &Analyses,
     ) -> FactorVote;
 }
 
@@ -59,11 +62,12 @@ impl Approver for RulesApprover {
         call: &ToolCall,
         base: &Env,
         class: RiskClass,
+        analyses: &Analyses,
     ) -> FactorVote {
         let rules = &engine.policy().approvals().rules;
         match rules
             .iter()
-            .find(|r| rule_covers(engine, r, call, base, class))
+            .find(|r| rule_covers(engine, r, call, base, class, analyses))
         {
             Some(r) => FactorVote::Approve(format!("[[approvals.rule]] {:?}", r.name)),
             None => FactorVote::Abstain,
@@ -81,6 +85,7 @@ fn rule_covers(
     call: &ToolCall,
     base: &Env,
     class: RiskClass,
+    analyses: &Analyses,
 ) -> bool {
     if class > rule.max_risk {
         return false;
@@ -106,7 +111,7 @@ fn rule_covers(
     let Some(command) = n.command.as_deref() else {
         return false;
     };
-    let analysis = shell::analyze(command, &env);
+    let analysis = analyses.get(command, &env);
     !analysis.commands.is_empty()
         && analysis.opaque.is_empty()
         && analysis

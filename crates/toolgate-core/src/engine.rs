@@ -382,7 +382,7 @@ impl Engine {
         for cwd in cwds {
             let env = env.with_cwd(&cwd);
             for command in std::iter::once(first).chain(n.alt_commands.iter().map(String::as_str)) {
-                let (more, c, k) = self.judge_shell(command, &env);
+                let (more, c, k) = self.judge_shell(&n.analyses.get(command, &env), &env);
                 concerns.extend(more);
                 class = class.max(c);
                 clarity = clarity.max(k);
@@ -392,8 +392,7 @@ impl Engine {
     }
 
     /// Policy rules and catalogue findings for one shell command.
-    fn judge_shell(&self, command: &str, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
-        let analysis = shell::analyze(command, env);
+    fn judge_shell(&self, analysis: &ShellAnalysis, env: &Env) -> (Vec<Concern>, RiskClass, u32) {
         let mut concerns = Vec::new();
         let mut class = RiskClass::R0;
         // Several commands at the top level (`ls && rm …`): say which one.
@@ -446,7 +445,7 @@ impl Engine {
         if analysis.commands.is_empty() && analysis.opaque.is_empty() {
             return (concerns, RiskClass::R0, 1);
         }
-        (concerns, class, exec_clarity(&analysis))
+        (concerns, class, exec_clarity(analysis))
     }
 
     /// Policy rules and catalogue findings for a non-shell tool.

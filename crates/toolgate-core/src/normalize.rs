@@ -319,6 +319,10 @@ pub struct NormalizedCall {
     /// Why part of the call cannot be read (a bridge without a tool name,
     /// params past the walking bounds), if so: the engine escalates it.
     pub unreadable: Option<String>,
+    /// The shell analyses of its command texts, shared by every layer that
+    /// judges it (each text analysed once).
+    #[serde(skip)]
+    pub analyses: crate::shell::Analyses,
 }
 
 /// The deepest `tool_call` nesting unwrapped before the call is judged as is.
@@ -693,6 +697,7 @@ pub fn normalize_unwrapped(
         alt_cwds,
         bridged,
         unreadable,
+        analyses: crate::shell::Analyses::default(),
     }
 }
 

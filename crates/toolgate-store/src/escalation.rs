@@ -17,6 +17,7 @@ use toolgate_core::engine::Assessment;
 use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
 use toolgate_core::normalize::NormalizedCall;
 use toolgate_core::redact::redact_text;
+use toolgate_core::shell::Analyses;
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 
 /// What one escalation turned into.
@@ -101,7 +102,7 @@ impl Gate {
                 if a.state == ApprovalState::Pending {
                     if changed {
                         // New terms: the automated approvers judge again.
-                        return self.conclude(tx, call, d, a, now, trace, events);
+                        return self.conclude(tx, call, assessment, a, now, trace, events);
                     }
                     return Ok(Resolution {
                         decision: pending_decision(d, &a),
@@ -162,7 +163,7 @@ impl Gate {
         };
         tx.put_approval(&a)?;
         events.push(approval_event(trace, now, AuditKind::ApprovalCreated, &a));
-        self.conclude(tx, call, d, a, now, trace, events)
+        self.conclude(tx, call, assessment, a, now, trace, events)
     }
 
     /// Lets the automated approvers vote on a pending approval, then
@@ -173,14 +174,16 @@ impl Gate {
         &self,
         tx: &mut dyn Tx,
         call: &ToolCall,
-        d: &Decision,
+        assessment: &Assessment,
         mut a: Approval,
         now: i64,
         trace: &str,
         mut events: Vec<AuditEvent>,
     ) -> Result<Resolution, StoreError> {
+        let d = &assessment.decision;
         let mut votes = tx.votes(&a.id)?;
-        let cast = self.automated_votes(tx, call, &a, &votes, now, trace, &mut events)?;
+        let analyses = &assessment.call.analyses;
+        let cast = self.automated_votes(tx, call, &a, &votes, now, trace, analyses, &mut events)?;
         votes.retain(|v| !cast.iter().any(|c| c.identity == v.identity));
         votes.extend(cast);
         match a.settle(&votes, now) {
@@ -229,6 +232,7 @@ impl Gate {
         existing: &[Vote],
         now: i64,
         trace: &str,
+        analyses: &Analyses,
         events: &mut Vec<AuditEvent>,
     ) -> Result<Vec<Vote>, StoreError> {
         let rules = RulesApprover;
@@ -243,8 +247,8 @@ impl Gate {
         }
         let mut votes = Vec::new();
         for approver in approvers {
-            let (approve, reason) = match approver.evaluate(&self.engine, call, &self.base, a.risk)
-            {
+            let vote = approver.evaluate(&self.engine, call, &self.base, a.risk, analyses);
+            let (approve, reason) = match vote {
                 FactorVote::Approve(r) => (true, r),
                 FactorVote::Deny(r) => (false, r),
                 FactorVote::Abstain => continue,

@@ -666,6 +666,7 @@ impl toolgate_core::approvers::Approver for Evaluator {
         call: &ToolCall,
         _: &toolgate_core::paths::Env,
         _: RiskClass,
+        _: &toolgate_core::shell::Analyses,
     ) -> toolgate_core::approvers::FactorVote {
         use toolgate_core::approvers::FactorVote;
         match call.params.get("command").and_then(|c| c.as_str()) {

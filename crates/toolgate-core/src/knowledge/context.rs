@@ -5,7 +5,7 @@
 
 use crate::normalize::NormalizedCall;
 use crate::paths::Env;
-use crate::shell::{self, ShellAnalysis};
+use crate::shell::ShellAnalysis;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -98,7 +98,7 @@ pub fn extract(n: &NormalizedCall, env: &Env, cfg: &ContextConfig) -> CallContex
     let commands = n.command.iter().chain(n.alt_commands.iter());
     for text in commands {
         ctx.command_texts.push(text.clone());
-        add_analysis(&mut ctx, &shell::analyze(text, &local), &local);
+        add_analysis(&mut ctx, &n.analyses.get(text, &local), &local);
     }
     // Hosts and addresses mentioned in any string param (a `host` field of
     // an MCP database tool, a `target` of a deploy tool).

@@ -125,7 +125,7 @@ impl Profile {
         &self,
         n: &NormalizedCall,
         env: &Env,
-        analyses: &[shell::ShellAnalysis],
+        analyses: &[std::sync::Arc<shell::ShellAnalysis>],
     ) -> Option<String> {
         let protected = |p: &str| self.protected.iter().any(|x| x == p);
         for t in &n.paths {
@@ -216,8 +216,8 @@ impl Profile {
             .chain(n.alt_commands.iter())
             .map(String::as_str)
             .collect();
-        let analyses: Vec<shell::ShellAnalysis> =
-            texts.iter().map(|t| shell::analyze(t, env)).collect();
+        let analyses: Vec<std::sync::Arc<shell::ShellAnalysis>> =
+            texts.iter().map(|t| n.analyses.get(t, env)).collect();
         if let Some(why) = self.touches_protected(n, env, &analyses) {
             block(&mut out, Layer::Scope, "protected_files", why);
             return out;

@@ -28,7 +28,8 @@ mod wrappers;
 pub use types::*;
 
 use crate::paths::Env;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::sync::{Arc, Mutex};
 
 /// Longest command text analyzed; longer text is reported as opaque.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -70,9 +71,23 @@ pub(crate) fn parse(src: &str) -> Option<tree_sitter::Tree> {
     })
 }
 
+thread_local! {
+    static ANALYSES_RUN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times [`analyze`] has run on this thread: tests count it to
+/// check that a call's command is analysed once, whatever the layers that
+/// look at it.
+pub fn analyses_run_on_this_thread() -> u64 {
+    ANALYSES_RUN.with(Cell::get)
+}
+
 /// Finds every simple command `command` would run when executed by bash in
-/// `env.cwd`, and everything that cannot be resolved statically.
+/// `env.cwd`, and everything that cannot be resolved statically. Layers
+/// judging one call go through its [`Analyses`] instead, which runs this at
+/// most once per text.
 pub fn analyze(command: &str, env: &Env) -> ShellAnalysis {
+    ANALYSES_RUN.with(|n| n.set(n.get() + 1));
     let mut analyzer = walk::Analyzer::new(env);
     analyzer.analyze_top(command);
     analyzer.finish()
@@ -87,4 +102,44 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     let mut s: String = text.chars().take(max).collect();
     s.push('…');
     s
+}
+
+/// The shell analyses of one call's command texts: each text, in each
+/// context (working directory, homes), is analysed once, by whichever layer
+/// asks first — the scope profile, the engine, the knowledge context, the
+/// rules approver — and shared with the others. Clones share the memo, so
+/// it travels with the normalized call wherever that goes.
+#[derive(Clone, Default)]
+pub struct Analyses(Arc<Mutex<Vec<Analysed>>>);
+
+/// One memo entry: the text, the context it was analysed in, the analysis.
+type Analysed = (String, Env, Arc<ShellAnalysis>);
+
+impl Analyses {
+    /// The analysis of `command` in `env`, computed now if no layer has
+    /// asked for it yet.
+    pub fn get(&self, command: &str, env: &Env) -> Arc<ShellAnalysis> {
+        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, done)) = memo.iter().find(|(c, e, _)| c == command && e == env) {
+            return Arc::clone(done);
+        }
+        let done = Arc::new(analyze(command, env));
+        memo.push((command.to_string(), env.clone(), Arc::clone(&done)));
+        done
+    }
+}
+
+impl std::fmt::Debug for Analyses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map_or(0, |m| m.len());
+        write!(f, "Analyses({n} done)")
+    }
+}
+
+/// A memo is not part of a call's value: two calls that differ only in
+/// what has been analysed so far are equal.
+impl PartialEq for Analyses {
+    fn eq(&self, _: &Analyses) -> bool {
+        true
+    }
 }

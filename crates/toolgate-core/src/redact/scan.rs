@@ -14,7 +14,7 @@ pub(super) fn redact(text: &str) -> Cow<'_, str> {
     // Most text has none of the literals every secret shape needs: answer
     // without building the scanner, which costs milliseconds to compile in
     // a short-lived process.
-    if !PREFILTER.is_match(text) {
+    if !prefilter_matches(text) {
         return Cow::Borrowed(text);
     }
     // The common case: one scan, no match, nothing allocated.
@@ -137,11 +137,23 @@ pub(super) const PREFILTER_LITERALS: &[&str] = &[
     "bearer",
 ];
 
+/// Texts up to this long are tested literal by literal; longer ones with an
+/// automaton built on first use.
+const SHORT_TEXT: usize = 2048;
+
+/// Whether any prefilter literal occurs in `text`, ignoring ASCII case. A
+/// hook process checks a few short texts and exits: building an automaton
+/// for them would cost more than the search it saves.
+fn prefilter_matches(text: &str) -> bool {
+    if text.len() > SHORT_TEXT {
+        return PREFILTER.is_match(text);
+    }
+    let lower = text.to_ascii_lowercase();
+    PREFILTER_LITERALS.iter().any(|l| lower.contains(l))
+}
+
 static PREFILTER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
-    // A contiguous NFA: a fraction of a DFA's build cost, which every hook
-    // process pays once, for a search over a few short texts per call.
     aho_corasick::AhoCorasick::builder()
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .ascii_case_insensitive(true)
         .build(PREFILTER_LITERALS)
         .expect("the prefilter literals build")
@@ -154,10 +166,13 @@ pub(super) fn scanner_matches(text: &str) -> bool {
     SCANNER.is_match(text)
 }
 
-/// Whether the prefilter lets `text` through to the scanner.
+/// Whether the prefilter lets `text` through to the scanner (checked
+/// against the automaton, so the tests cover both ways of asking).
 #[cfg(test)]
 pub(super) fn prefilter_passes(text: &str) -> bool {
-    PREFILTER.is_match(text)
+    let fast = prefilter_matches(text);
+    assert_eq!(fast, PREFILTER.is_match(text), "{text:?}");
+    fast
 }
 
 /// The header line of a private-key block (PEM, OpenSSH, PGP).
@@ -507,4 +522,33 @@ fn value_end(text: &str, from: usize, quote: Option<u8>) -> (usize, usize) {
         i += if escaped { 2 } else { 1 };
     }
     (bytes.len(), bytes.len())
+}
+
+#[cfg(test)]
+mod prefilter_tests {
+    use super::*;
+
+    /// The literal-by-literal path lower-cases the text only.
+    #[test]
+    fn prefilter_literals_are_lower_case_ascii() {
+        for l in PREFILTER_LITERALS {
+            assert!(l.is_ascii() && *l == l.to_ascii_lowercase(), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn both_paths_agree_on_short_and_long_texts() {
+        let long = "x".repeat(SHORT_TEXT + 10);
+        for text in [
+            "",
+            "ls -la",
+            "export GITHUB_TOKEN=x",
+            "Bearer abc",
+            "AKIAxyz",
+        ] {
+            assert_eq!(prefilter_passes(text), !text.is_empty() && text != "ls -la");
+            let padded = format!("{long}{text}");
+            assert_eq!(prefilter_matches(&padded), PREFILTER.is_match(&padded));
+        }
+    }
 }

@@ -179,6 +179,9 @@ impl SqliteStore {
             location: location.clone(),
             source,
         };
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let created = !(path.exists() && Path::new(&wal).exists());
         let writer = Connection::open(path).map_err(err)?;
         // Private whatever the umask or the directory: SQLite gives the
         // -wal and -shm files the database's own mode.
@@ -188,6 +191,17 @@ impl SqliteStore {
         })?;
         configure(&writer, sync).map_err(err)?;
         migrate(&writer, &location)?;
+        if created {
+            // The bundled SQLite is built without its directory syncs
+            // (.cargo/config.toml): make the new database's and WAL's
+            // directory entries durable here, once, before any commit
+            // of a call relies on them (the migration's are redone
+            // if lost).
+            sync_parent_dir(path).map_err(|source| StoreError::DataDir {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
         Ok(SqliteStore {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
@@ -324,6 +338,12 @@ fn make_private(path: &Path) -> std::io::Result<()> {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700))?;
     }
     Ok(())
+}
+
+/// Flushes `path`'s directory entry (its parent directory) to disk.
+fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    std::fs::File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
 }
 
 fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {

@@ -40,6 +40,35 @@ fn bundled_sqlite_has_fts5() {
     .unwrap();
 }
 
+/// The directory syncs SQLite would do are compiled out (the store does the
+/// one that matters itself): checked here, so that a build without
+/// `.cargo/config.toml`'s flag shows up as a failing test, not a second
+/// fsync on every hook call.
+#[test]
+fn bundled_sqlite_leaves_directory_syncs_to_the_store() {
+    let conn = Connection::open_in_memory().unwrap();
+    let off: i64 = conn
+        .query_row(
+            "SELECT sqlite_compileoption_used('DISABLE_DIRSYNC')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(off, 1);
+}
+
+/// What the store's own directory sync must cover exists once it is open:
+/// a new database and its WAL.
+#[test]
+fn a_new_store_has_its_wal_before_any_call_is_recorded() {
+    let dir = TempDir::new("fresh");
+    let store = SqliteStore::open(&dir.0.join("state"), SyncMode::Full).unwrap();
+    assert!(dir.0.join("state").join(DB_FILE).exists());
+    let mut wal = store.path().as_os_str().to_owned();
+    wal.push("-wal");
+    assert!(Path::new(&wal).exists(), "no WAL after opening");
+}
+
 #[test]
 fn version_1_database_upgrades_and_keeps_its_chain() {
     let dir = TempDir::new("migrate");

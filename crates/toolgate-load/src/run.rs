@@ -564,7 +564,13 @@ impl Report {
             l.p99.to_string(),
             l.p999.to_string(),
             l.max.to_string(),
-            self.server_elapsed_us.p99.to_string(),
+            // `-` when the answers carried no elapsed_us (not a toolgate
+            // daemon: the nginx yardstick of scripts/load).
+            if self.server_elapsed_us.count == 0 {
+                "-".to_owned()
+            } else {
+                self.server_elapsed_us.p99.to_string()
+            },
             self.timer_lag_us.p99.to_string(),
             pct(self.cpu.daemon_pct),
             pct(self.cpu.generator_pct),
@@ -989,6 +995,54 @@ mod tests {
         let plan = plan_for(addr, ClientKind::Raw).await;
         let err = run(&plan).await.unwrap_err().to_string();
         assert!(err.starts_with("the token was refused"), "{err}");
+    }
+
+    /// `scripts/load` reads a row by whitespace-separated fields (1-based
+    /// awk `$2` achieved, `$5` errors, `$6` unsent, `$7` p50, `$9` p99,
+    /// `$10` p99.9): keep them there.
+    #[tokio::test]
+    async fn a_row_has_p99_9_where_scripts_load_reads_it() {
+        let mut plan = plan_for("127.0.0.1:9".parse().unwrap(), ClientKind::Raw).await;
+        plan.duration = Duration::from_secs(10);
+        // 1..=10,000 µs: p50 5000, p99 9900, p99.9 9990 (nearest rank).
+        let tally = Tally {
+            sent: 10_000,
+            ok: 10_000,
+            latency_ns: (1..=10_000u64).rev().map(|us| us * 1000).collect(),
+            ..Tally::default()
+        };
+        let r = Report::new(
+            &plan,
+            Outcome {
+                tally,
+                measured_start: Instant::now(),
+                cpu: Usage::default(),
+            },
+        );
+        assert_eq!(
+            (r.latency_us.p50, r.latency_us.p99, r.latency_us.p999),
+            (5000, 9900, 9990)
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["latency_us"]["p99_9"], 9990);
+        let row = r.row();
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(fields[1], "1000.0", "{row}");
+        assert_eq!((fields[4], fields[5]), ("0", "0"), "{row}");
+        assert_eq!(
+            (fields[6], fields[8], fields[9]),
+            ("5000", "9900", "9990"),
+            "{row}"
+        );
+        // No elapsed_us in the answers (nginx): the daemon column says so.
+        assert_eq!(fields[11], "-", "{row}");
+        // The figure sits under its title.
+        let header = Report::row_header();
+        let titles = header.lines().next().unwrap();
+        let title_end = titles.find(" p99.9").unwrap() + " p99.9".len();
+        let value_end = row.find(" 9990").unwrap() + " 9990".len();
+        assert_eq!(title_end, value_end, "\n{header}\n{row}");
+        assert!(r.text().contains("p99 9900   p99.9 9990"), "{}", r.text());
     }
 
     #[tokio::test]

@@ -76,7 +76,25 @@ enum Command {
     },
 }
 
+// `toolgate hook …` is parsed on its own: a hook is a process per tool
+// call, and building the whole command line's parser (every subcommand's
+// options) is a cost each call would pay for nothing.
+/// Answer an agent runtime's pre-tool hook (claude-code, codex, gemini, cursor).
+#[derive(Debug, Parser)]
+#[command(name = "toolgate hook", version)]
+struct HookCli {
+    #[command(flatten)]
+    data: state::DataDirArgs,
+    #[command(flatten)]
+    hook: hook_cmd::HookArgs,
+}
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        let args = std::iter::once("toolgate hook".into()).chain(std::env::args_os().skip(2));
+        let cli = HookCli::parse_from(args);
+        return hook_cmd::run(cli.hook, &cli.data);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),

@@ -76,9 +76,10 @@ enum Command {
     },
 }
 
-// `toolgate hook …` is parsed on its own: a hook is a process per tool
-// call, and building the whole command line's parser (every subcommand's
-// options) is a cost each call would pay for nothing.
+// `toolgate hook …` and `toolgate check …` are parsed on their own: each
+// is often a process per tool call, and building the whole command line's
+// parser (every subcommand's options) is a cost each call would pay for
+// nothing.
 /// Answer an agent runtime's pre-tool hook (claude-code, codex, gemini, cursor).
 #[derive(Debug, Parser)]
 #[command(name = "toolgate hook", version)]
@@ -89,11 +90,36 @@ struct HookCli {
     hook: hook_cmd::HookArgs,
 }
 
+/// Decide tool calls: one ToolCall JSON on stdin, one Decision JSON on stdout.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate check", version)]
+struct CheckCli {
+    #[command(flatten)]
+    data: state::DataDirArgs,
+    #[command(flatten)]
+    check: check::CheckArgs,
+}
+
+/// `toolgate <sub> ARGS…` as the argv of a parser named `toolgate <sub>`.
+fn sub_args(sub: &str) -> impl Iterator<Item = std::ffi::OsString> {
+    std::iter::once(format!("toolgate {sub}").into()).chain(std::env::args_os().skip(2))
+}
+
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
-        let args = std::iter::once("toolgate hook".into()).chain(std::env::args_os().skip(2));
-        let cli = HookCli::parse_from(args);
-        return hook_cmd::run(cli.hook, &cli.data);
+    match std::env::args_os()
+        .nth(1)
+        .as_deref()
+        .and_then(|a| a.to_str())
+    {
+        Some("hook") => {
+            let cli = HookCli::parse_from(sub_args("hook"));
+            return hook_cmd::run(cli.hook, &cli.data);
+        }
+        Some("check") => {
+            let cli = CheckCli::parse_from(sub_args("check"));
+            return check::run(cli.check, &cli.data);
+        }
+        _ => {}
     }
     let cli = Cli::parse();
     match cli.command {

@@ -74,6 +74,35 @@ pub(crate) fn line_col(src: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Where each line of a text starts, for turning many offsets into
+/// (line, column) without rescanning the text for each (a policy's every
+/// rule carries its location).
+pub(crate) struct LineIndex<'a> {
+    src: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `src`.
+    pub(crate) fn new(src: &'a str) -> LineIndex<'a> {
+        let starts = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { src, starts }
+    }
+
+    /// What [`line_col`] says for `offset`.
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.src.len());
+        while !self.src.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, self.src[start..offset].chars().count() + 1)
+    }
+}
+
 /// A rule that does not parse. Its message names the rule and says how to
 /// write it; [`Policy::from_toml_str`](super::Policy::from_toml_str) adds the location.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +134,15 @@ impl std::error::Error for RuleError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_agrees_with_line_col() {
+        let src = "a\nbé\n\nxyz\n";
+        let index = LineIndex::new(src);
+        for offset in 0..=src.len() + 2 {
+            assert_eq!(index.line_col(offset), line_col(src, offset), "{offset}");
+        }
+    }
 
     #[test]
     fn line_col_counts_from_one_in_characters() {

@@ -199,11 +199,12 @@ impl Policy {
         };
 
         let rules = raw.rules.unwrap_or_default();
+        let lines = error::LineIndex::new(src);
         let parse_list = |list: &[Spanned<String>]| -> Result<Vec<Rule>, PolicyError> {
             list.iter()
                 .map(|s| {
                     let start = s.span().start;
-                    let (line, col) = line_col(src, start);
+                    let (line, col) = lines.line_col(start);
                     Rule::parse(s.get_ref())
                         .map(|r| r.with_location(line, col))
                         .map_err(|e| at(start, ErrorKind::Rule, e.message().to_string()))

@@ -502,6 +502,87 @@ pub fn fences(pattern: &str) -> (String, String) {
 mod tests {
     use super::*;
 
+    /// `packs` compiled from a temporary directory: its error, if any.
+    fn build_error(files: &[(&str, &str)]) -> Option<PackError> {
+        let dir = std::env::temp_dir().join(format!(
+            "toolgate-packs-compile-{}-{}",
+            std::process::id(),
+            files[0].0
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let order: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+        let out = crate::build(&dir, &order).err();
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
+    const HEAD: &str = "[pack]\nname = \"p\"\ndescription = \"x\"\n";
+
+    #[test]
+    fn a_bad_rule_fails_at_its_id_line() {
+        let cases = [
+            (
+                "regex.toml",
+                "[[rule]]\nid = \"r\"\nclass = \"R4\"\nreason = \"x\"\nargs_regex = \"(a\"\n",
+                "unclosed group",
+            ),
+            (
+                "class.toml",
+                "[[rule]]\nid = \"r\"\nclass = \"R9\"\nreason = \"x\"\n",
+                "class must be R0..R4",
+            ),
+            (
+                "set.toml",
+                "[[rule]]\nid = \"r\"\nclass = \"R4\"\nreason = \"x\"\npaths_any = [\"@nope\"]\n",
+                "unknown path set @nope",
+            ),
+            (
+                "glob.toml",
+                "[[path_rule]]\nid = \"r\"\nclass = \"R4\"\nreason = \"x\"\naccess = [\"read\"]\npaths = [\"/a[\"]\n",
+                "pattern",
+            ),
+            (
+                "access.toml",
+                "[[path_rule]]\nid = \"r\"\nclass = \"R4\"\nreason = \"x\"\naccess = [\"exec\"]\npaths = [\"/a\"]\n",
+                "access must be",
+            ),
+        ];
+        for (name, body, says) in cases {
+            let e = build_error(&[(name, &format!("{HEAD}\n{body}"))]).expect(name);
+            assert_eq!(e.line, 6, "{name}: {e}");
+            assert!(e.file.ends_with(name), "{e}");
+            assert!(e.message.contains(says), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_rule_defined_twice_fails_at_the_second() {
+        let rule = "[[rule]]\nid = \"r\"\nclass = \"R1\"\nreason = \"x\"\n";
+        let e = build_error(&[("twice.toml", &format!("{HEAD}\n{rule}\n{rule}"))]).unwrap();
+        assert_eq!(e.line, 11, "{e}");
+        assert!(e.message.contains("p.r is defined twice"), "{e}");
+    }
+
+    #[test]
+    fn a_good_pack_builds_rules_indexed_by_program() {
+        let body = "[[rule]]\nid = \"r\"\nclass = \"R4\"\nreason = \"x\"\nprograms = [\"rm\"]\nargs_regex = \"-rf\"\n";
+        let dir = std::env::temp_dir().join(format!("toolgate-packs-good-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("good.toml"), format!("{HEAD}\n{body}")).unwrap();
+        let out = crate::build(&dir, &["good.toml"]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.rust.contains("(\"rm\", &[0])"), "{}", out.rust);
+        assert!(
+            out.rust.contains("verdict: Verdict::Escalate"),
+            "R4 escalates by default"
+        );
+        assert!(!out.automata.is_empty());
+    }
+
     #[test]
     fn fences_of_patterns() {
         let f = |p: &str| fences(p);

@@ -519,6 +519,57 @@ mod tests {
         assert!(skipped > 5_000, "only {skipped} answers skip the automata");
     }
 
+    /// The automata the build made of each shipped set (globs turned into
+    /// regexes, split into several DFAs where one would be too large)
+    /// answer as `globset` does with the same patterns, on paths made from
+    /// the patterns themselves.
+    #[test]
+    fn embedded_set_automata_match_like_globset() {
+        let cat = crate::catalogue::Catalogue::builtin();
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut paths: Vec<String> = ["/", "/~", "/etc/passwd", "/~/.ssh/id_rsa"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for set in cat.sets {
+            for glob in set.patterns {
+                for _ in 0..12 {
+                    paths.push(fill(glob, &mut rng));
+                }
+            }
+        }
+        let glob_set = |home: bool, set: &PathSet| {
+            let mut b = globset::GlobSetBuilder::new();
+            for (pattern, (_, _, h)) in set.patterns.iter().zip(set.fences) {
+                if *h == home {
+                    let glob = globset::GlobBuilder::new(pattern)
+                        .literal_separator(true)
+                        .backslash_escape(true)
+                        .build()
+                        .unwrap();
+                    b.add(glob);
+                }
+            }
+            b.build().unwrap()
+        };
+        let (mut compared, mut matched) = (0usize, 0usize);
+        for set in cat.sets {
+            let (abs, home) = (glob_set(false, set), glob_set(true, set));
+            for p in &paths {
+                for (automata, globs) in [(set.abs, &abs), (set.home, &home)] {
+                    let want = globs.is_match(p);
+                    assert_eq!(any_matches(automata, p), want, "{p} in {:?}", set.patterns);
+                    compared += 1;
+                    matched += usize::from(want);
+                }
+            }
+        }
+        assert!(
+            compared > 10_000 && matched > 500,
+            "{matched} of {compared}"
+        );
+    }
+
     #[test]
     fn wildcards() {
         assert!(wildcard_match("/e*", "/etc"));

@@ -56,7 +56,6 @@ use crate::model::{Requester, ToolCall, Verdict};
 use crate::normalize::{ToolKind, kind_of};
 use crate::paths::normalize_abs;
 use approvals::parse_approvals;
-use error::line_col;
 use schema::{RawPolicy, table_to_json};
 use toml::Spanned;
 
@@ -280,7 +279,7 @@ impl Policy {
         let tests = raw
             .tests
             .iter()
-            .map(|t| parse_test(t, src, origin))
+            .map(|t| parse_test(t, src, &lines, origin))
             .collect::<Result<Vec<_>, _>>()?;
 
         Ok(Policy {
@@ -406,6 +405,7 @@ fn parse_workspace(w: &str) -> Result<String, String> {
 fn parse_test(
     t: &Spanned<schema::RawTest>,
     src: &str,
+    lines: &error::LineIndex,
     origin: &str,
 ) -> Result<PolicyTest, PolicyError> {
     let at =
@@ -478,7 +478,7 @@ fn parse_test(
             ..ToolCall::default()
         },
         expect: expectation,
-        location: line_col(src, start),
+        location: lines.line_col(start),
     })
 }
 

@@ -1,5 +1,5 @@
 //! Decides one command many times, for profilers:
-//! `cargo build --release --example profile && valgrind --tool=callgrind target/release/examples/profile`.
+//! `cargo build --release --example profile && valgrind --tool=callgrind target/$(rustc --print host-tuple)/release/examples/profile`.
 use toolgate_core::engine::Engine;
 use toolgate_core::model::ToolCall;
 use toolgate_core::paths::Env;

@@ -16,8 +16,17 @@ use toolgate_store::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
 
-/// The policy used when none is given.
-pub const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
+/// The policy used when none is given, as shipped (with its tests).
+#[cfg(test)]
+const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
+
+/// The policy used when none is given, as a deciding process reads it:
+/// `policies/default.toml` line for line, with its comments and `[[test]]`
+/// cases blanked (`build.rs`).
+const DEFAULT_POLICY_FOR_DECIDING: &str = include_str!(concat!(
+    env!("OUT_DIR"),
+    "/default_policy_for_deciding.toml"
+));
 
 /// Arguments of `toolgate check`.
 #[derive(Debug, Args)]
@@ -110,7 +119,7 @@ pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
         // The built-in default's [[test]] cases are run by the test suite
         // and CI (`toolgate policy test policies/default.toml`), not again by
         // every short-lived process.
-        let policy = Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml")
+        let policy = Policy::from_toml_str(DEFAULT_POLICY_FOR_DECIDING, "policies/default.toml")
             .map_err(|e| anyhow!("{e}"))?;
         return Ok(Engine::new(policy));
     };
@@ -343,12 +352,46 @@ mod tests {
     use super::*;
 
     /// The embedded default policy skips its [[test]] cases at start-up;
-    /// this is where they run.
+    /// this is where they run, against the engine a deciding process builds.
     #[test]
     fn the_embedded_default_policy_passes_its_own_tests() {
         let engine = load_engine(None).expect("the default policy loads");
-        assert!(!engine.policy().tests().is_empty());
-        let failures = engine.run_policy_tests(&base_env());
-        assert!(failures.is_empty(), "{failures:?}");
+        assert!(
+            engine.policy().tests().is_empty(),
+            "the deciding form has no tests"
+        );
+        let whole = Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml").unwrap();
+        assert!(whole.tests().len() >= 5, "{} tests", whole.tests().len());
+        let env = base_env();
+        for t in whole.tests() {
+            let decision = engine.decide(&t.call, &env).decision;
+            assert!(
+                t.expect.accepts(decision.decision),
+                "{:?}: expected {}, got {} ({})",
+                t.name,
+                t.expect.as_str(),
+                decision.decision,
+                decision.reason
+            );
+        }
+    }
+
+    /// The deciding form is the shipped file, line for line: what is left
+    /// of each line is unchanged, so a location it reports is the file's.
+    #[test]
+    fn the_deciding_form_keeps_every_line_of_the_default_policy() {
+        let whole: Vec<&str> = DEFAULT_POLICY.lines().collect();
+        let kept: Vec<&str> = DEFAULT_POLICY_FOR_DECIDING.lines().collect();
+        assert_eq!(whole.len(), kept.len());
+        let mut blanked = 0;
+        for (w, k) in whole.iter().zip(&kept) {
+            if k.is_empty() {
+                blanked += usize::from(!w.is_empty());
+            } else {
+                assert_eq!(w, k);
+            }
+        }
+        assert!(blanked * 2 > whole.len(), "only {blanked} lines blanked");
+        assert!(!DEFAULT_POLICY_FOR_DECIDING.contains("[[test]]"));
     }
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of toolgate in front of the real Claude Code CLI.
 #
-#   tests/e2e/claude-code/run.sh                    # uses target/debug/toolgate
-#   TOOLGATE_BIN=target/release/toolgate tests/e2e/claude-code/run.sh
+#   tests/e2e/claude-code/run.sh                    # uses target/<host triple>/debug/toolgate
+#   TOOLGATE_BIN=target/x86_64-unknown-linux-gnu/release/toolgate tests/e2e/claude-code/run.sh
 #   KEEP_TMP=1 tests/e2e/claude-code/run.sh         # keep the temp dirs to look at
 #
 # Claude Code (pinned in package-lock.json, installed here by `npm ci`) runs
@@ -39,7 +39,7 @@ root="$(cd "$here/../../.." && pwd)"
 # shellcheck source=../lib.sh
 source "$here/../lib.sh"
 
-bin="${TOOLGATE_BIN:-target/debug/toolgate}"
+bin="${TOOLGATE_BIN:-target/$(rustc --print host-tuple)/debug/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
 if [[ ! -x "$bin" ]]; then
   echo "run.sh: no toolgate binary at $bin: build it (cargo build -p toolgate) or set TOOLGATE_BIN" >&2

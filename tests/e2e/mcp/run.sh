@@ -2,8 +2,8 @@
 # End-to-end test of `toolgate mcp-proxy` between a real MCP client and a
 # real MCP server.
 #
-#   tests/e2e/mcp/run.sh                    # uses target/debug/toolgate
-#   TOOLGATE_BIN=target/release/toolgate tests/e2e/mcp/run.sh
+#   tests/e2e/mcp/run.sh                    # uses target/<host triple>/debug/toolgate
+#   TOOLGATE_BIN=target/x86_64-unknown-linux-gnu/release/toolgate tests/e2e/mcp/run.sh
 #   KEEP_TMP=1 tests/e2e/mcp/run.sh         # keep the run's dir to look at
 #
 # The server is @modelcontextprotocol/server-filesystem (pinned in
@@ -52,7 +52,7 @@ root="$(cd "$here/../../.." && pwd)"
 # shellcheck source=../lib.sh
 source "$here/../lib.sh"
 
-bin="${TOOLGATE_BIN:-target/debug/toolgate}"
+bin="${TOOLGATE_BIN:-target/$(rustc --print host-tuple)/debug/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
 if [[ ! -x "$bin" ]]; then
   echo "run.sh: no toolgate binary at $bin: build it (cargo build -p toolgate) or set TOOLGATE_BIN" >&2

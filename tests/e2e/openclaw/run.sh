@@ -2,8 +2,8 @@
 # End-to-end test of toolgate's OpenClaw plugin (integrations/openclaw) with
 # the real OpenClaw CLI.
 #
-#   tests/e2e/openclaw/run.sh                    # uses target/debug/toolgate
-#   TOOLGATE_BIN=target/release/toolgate tests/e2e/openclaw/run.sh
+#   tests/e2e/openclaw/run.sh                    # uses target/<host triple>/debug/toolgate
+#   TOOLGATE_BIN=target/x86_64-unknown-linux-gnu/release/toolgate tests/e2e/openclaw/run.sh
 #   KEEP_TMP=1 tests/e2e/openclaw/run.sh         # keep the temp dirs to look at
 #
 # It installs what it needs here, under this directory: Node 24 from the
@@ -58,7 +58,7 @@ source "$here/../lib.sh"
 plugin="$root/integrations/openclaw"
 node_version=24.19.0
 
-bin="${TOOLGATE_BIN:-target/debug/toolgate}"
+bin="${TOOLGATE_BIN:-target/$(rustc --print host-tuple)/debug/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
 if [[ ! -x "$bin" ]]; then
   echo "run.sh: no toolgate binary at $bin: build it (cargo build -p toolgate) or set TOOLGATE_BIN" >&2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the control UI's browser test against a fresh `toolgate serve`.
 #
-#   tests/e2e/ui/run.sh                      # uses target/release/toolgate
-#   TOOLGATE_BIN=target/debug/toolgate tests/e2e/ui/run.sh
+#   tests/e2e/ui/run.sh                      # uses target/<host triple>/release/toolgate
+#   TOOLGATE_BIN=target/x86_64-unknown-linux-gnu/debug/toolgate tests/e2e/ui/run.sh
 #   CHROMIUM_PATH=/usr/bin/chromium tests/e2e/ui/run.sh -g "wrong token"
 #
 # Extra arguments go to `playwright test`. Needs Node >= 20 and a system
@@ -14,7 +14,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 
-bin="${TOOLGATE_BIN:-target/release/toolgate}"
+bin="${TOOLGATE_BIN:-target/$(rustc --print host-tuple)/release/toolgate}"
 [[ "$bin" == /* ]] || bin="$root/$bin"
 if [[ ! -x "$bin" ]]; then
   echo "run.sh: no toolgate binary at $bin: build it (cargo build --release -p toolgate) or set TOOLGATE_BIN" >&2

@@ -23,7 +23,11 @@ pub struct Automaton {
     /// In the blob the build embedded (read without re-validation), or
     /// made by a test (validated).
     embedded: bool,
-    dfa: OnceLock<DFA<&'static [u8]>>,
+    /// Boxed: a DFA's header is ~700 bytes, and the table of every
+    /// automaton is a static that a process writes to (faulting a page in)
+    /// wherever it reads one; boxed, the table stays a few pages and the
+    /// DFAs a call reads share heap pages.
+    dfa: OnceLock<Box<DFA<&'static [u8]>>>,
 }
 
 impl Automaton {
@@ -75,7 +79,7 @@ impl Automaton {
                 DFA::from_bytes(bytes)
             };
             match read {
-                Ok((dfa, _)) => dfa,
+                Ok((dfa, _)) => Box::new(dfa),
                 Err(e) => panic!("embedded automaton at {start}..{end} does not load: {e}"),
             }
         })

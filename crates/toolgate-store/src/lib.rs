@@ -123,6 +123,13 @@ pub trait Store: Send + Sync {
 
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;
+
+    /// Does now whatever closing the store would do that matters later, so
+    /// that a short-lived process may exit without closing it (every commit
+    /// is durable already, and the operating system releases files and
+    /// locks at exit). The SQLite store folds a large WAL into the database.
+    /// Default: nothing.
+    fn prepare_exit(&self) {}
 }
 
 /// One serializable write transaction. Dropped without [`Tx::commit`], it

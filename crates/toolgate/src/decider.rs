@@ -67,6 +67,13 @@ pub enum Decider {
 }
 
 impl Decider {
+    /// Readies an in-process decider's store for the process to exit
+    /// without closing it ([`toolgate_store::Store::prepare_exit`]).
+    pub fn prepare_exit(&self) {
+        if let Decider::Local(gate) = self {
+            gate.store().prepare_exit();
+        }
+    }
     /// The daemon when `url` is set (token from `token` or `agent.token`
     /// in the data dir), else an in-process gate with `policy` (or the
     /// built-in default) and the data dir's store.

@@ -346,8 +346,11 @@ fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
 }
 
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {
-    conn.busy_timeout(Duration::from_secs(30))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // Closing leaves the WAL as it is (see the module documentation): every
     // commit in it is already as durable as the sync mode makes it.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
@@ -404,11 +407,17 @@ fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
 }
 
 impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.fold_big_wal();
+    }
+}
+
+impl SqliteStore {
     /// Folds a large WAL into the database and truncates it, if nothing else
     /// is using the database right now (no waiting: another process will do
     /// it later). Nothing is lost when this fails or never runs: the WAL is
     /// as durable as the database.
-    fn drop(&mut self) {
+    fn fold_big_wal(&self) {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         let big = std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_CHECKPOINT_BYTES);
@@ -425,6 +434,7 @@ impl Drop for SqliteStore {
         }
         if conn.busy_timeout(Duration::ZERO).is_ok() {
             let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
         }
     }
 }
@@ -570,5 +580,9 @@ impl Store for SqliteStore {
 
     fn location(&self) -> String {
         format!("sqlite:{}", self.path.display())
+    }
+
+    fn prepare_exit(&self) {
+        self.fold_big_wal();
     }
 }

@@ -471,6 +471,120 @@ fn rev_changes_on_every_change_seen_from_another_handle() {
     assert_eq!(s.memories_rev().unwrap(), r3);
 }
 
+/// SQLite's own check of an external-content index against its table:
+/// every row indexed with its current text, nothing else.
+fn index_is_consistent(dir: &std::path::Path) -> Result<(), String> {
+    let conn = rusqlite::Connection::open(dir.join("toolgate.db")).unwrap();
+    conn.execute(
+        "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)",
+        [],
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_text_index_follows_every_kind_of_write() {
+    let dir = TempDir::new("mem-index");
+    let s = store(&dir.0);
+    let clock = ManualClock::new(T0);
+    let a = add(&s, &clock, "alpha lesson", &[], 0.5);
+    let b = add(&s, &clock, "beta lesson", &[], 0.5);
+    index_is_consistent(&dir.0).unwrap();
+    // An upsert of a new id, then of an existing one with other text.
+    {
+        let mut tx = s.begin().unwrap();
+        let mut m = mem("gamma note", &[], 0.5);
+        m.id = 77;
+        assert_eq!(tx.put_memory(&m).unwrap(), 77);
+        let mut m = mem("alpha rewritten", &[], 0.5);
+        m.id = a;
+        tx.put_memory(&m).unwrap();
+        tx.commit().unwrap();
+    }
+    index_is_consistent(&dir.0).unwrap();
+    assert_eq!(
+        ids(&s.search_memories(&query(&["lesson"])).unwrap()),
+        vec![b]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["gamma"])).unwrap()),
+        vec![77]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["rewritten"])).unwrap()),
+        vec![a]
+    );
+    // A rolled-back write leaves the index as it was.
+    {
+        let mut tx = s.begin().unwrap();
+        tx.put_memory(&mem("never kept", &[], 0.5)).unwrap();
+        assert!(tx.delete_memory(b).unwrap());
+    }
+    index_is_consistent(&dir.0).unwrap();
+    assert!(s.search_memories(&query(&["kept"])).unwrap().is_empty());
+    assert_eq!(ids(&s.search_memories(&query(&["beta"])).unwrap()), vec![b]);
+    assert!(remove_memory(&*s, &clock, b, "tester").unwrap());
+    assert!(!remove_memory(&*s, &clock, b, "tester").unwrap());
+    index_is_consistent(&dir.0).unwrap();
+    assert!(s.search_memories(&query(&["beta"])).unwrap().is_empty());
+}
+
+/// A database from before migration 3 kept its index with triggers; once
+/// migrated they are gone (left in place, every write would be indexed
+/// twice) and the store keeps the index itself.
+#[test]
+fn a_database_with_the_old_triggers_is_migrated() {
+    let dir = TempDir::new("mem-migrate");
+    let clock = ManualClock::new(T0);
+    let kept = {
+        let s = store(&dir.0);
+        add(&s, &clock, "written before the upgrade", &[], 0.5)
+    };
+    {
+        let conn = rusqlite::Connection::open(dir.0.join("toolgate.db")).unwrap();
+        conn.execute_batch(
+            "CREATE TRIGGER memories_inserted AFTER INSERT ON memories BEGIN
+                INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+                UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+             END;
+             CREATE TRIGGER memories_deleted AFTER DELETE ON memories BEGIN
+                INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+                UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+             END;
+             CREATE TRIGGER memories_updated AFTER UPDATE ON memories BEGIN
+                INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+                INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+                UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
+             END;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+    let s = store(&dir.0);
+    let conn = rusqlite::Connection::open(dir.0.join("toolgate.db")).unwrap();
+    let triggers: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(triggers, 0);
+    let rev = s.memories_rev().unwrap();
+    let added = add(&s, &clock, "written after the upgrade", &[], 0.5);
+    assert_eq!(
+        s.memories_rev().unwrap(),
+        rev + 1,
+        "one write, one revision"
+    );
+    index_is_consistent(&dir.0).unwrap();
+    assert_eq!(
+        sorted(ids(&s.search_memories(&query(&["written"])).unwrap())),
+        sorted(vec![kept, added])
+    );
+}
+
 #[test]
 fn searches_run_side_by_side_with_a_writer() {
     let dir = TempDir::new("mem-threads");

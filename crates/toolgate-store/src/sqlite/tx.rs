@@ -110,6 +110,46 @@ impl<'a> SqliteTx<'a> {
         })();
         found.map_err(|e| self.row_err(e))
     }
+
+    /// The text of memory `id`, if there is one.
+    fn memory_text(&self, id: i64) -> Result<Option<String>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT text FROM memories WHERE id = ?1")
+            .and_then(|mut s| s.query_row(params![id], |r| r.get(0)).optional())
+            .map_err(self.err())
+    }
+
+    /// Keeps the full-text index and the revision in step with one memory
+    /// row changed by this transaction: `old` is the (id, text) it had, if
+    /// any, `new` the one it has now, if any. Every write to `memories`
+    /// goes through here (migration 3 dropped the triggers that did this).
+    fn index_memory(
+        &mut self,
+        old: Option<(i64, &str)>,
+        new: Option<(i64, &str)>,
+    ) -> Result<(), StoreError> {
+        let run = |sql: &str, args: &[&dyn rusqlite::ToSql]| {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute(args))
+                .map_err(self.err())
+        };
+        if let Some((id, text)) = old {
+            run(
+                "INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                &[&id, &text],
+            )?;
+        }
+        if let Some((id, text)) = new {
+            run(
+                "INSERT INTO memories_fts (rowid, text) VALUES (?1, ?2)",
+                &[&id, &text],
+            )?;
+        }
+        run("UPDATE memory_rev SET rev = rev + 1 WHERE id = 1", &[])?;
+        self.memories_written += 1;
+        Ok(())
+    }
 }
 
 impl Tx for SqliteTx<'_> {
@@ -268,15 +308,17 @@ impl Tx for SqliteTx<'_> {
                     ])
                 })
                 .map_err(self.err())?;
-            self.memories_written += 1;
-            Ok(self.conn.last_insert_rowid() as u64)
+            let id = self.conn.last_insert_rowid();
+            self.index_memory(None, Some((id, &m.text)))?;
+            Ok(id as u64)
         } else {
             let id = i64::try_from(m.id).map_err(|_| StoreError::Corrupt {
                 location: self.location.clone(),
                 detail: format!("memory id {} is out of range", m.id),
             })?;
-            // An upsert, not INSERT OR REPLACE: replacing would delete the
-            // old row without its trigger, leaving it in the text index.
+            let old = self.memory_text(id)?;
+            // An upsert, not INSERT OR REPLACE (which could delete other
+            // rows behind the index's back).
             self.conn
                 .prepare_cached(
                     "INSERT INTO memories (id, text, categories, confidence, source, created_ms) \
@@ -296,7 +338,7 @@ impl Tx for SqliteTx<'_> {
                     ])
                 })
                 .map_err(self.err())?;
-            self.memories_written += 1;
+            self.index_memory(old.as_deref().map(|t| (id, t)), Some((id, &m.text)))?;
             Ok(m.id)
         }
     }
@@ -305,13 +347,15 @@ impl Tx for SqliteTx<'_> {
         let Ok(id) = i64::try_from(id) else {
             return Ok(false);
         };
-        let n = self
-            .conn
+        let Some(old) = self.memory_text(id)? else {
+            return Ok(false);
+        };
+        self.conn
             .prepare_cached("DELETE FROM memories WHERE id = ?1")
             .and_then(|mut s| s.execute(params![id]))
             .map_err(self.err())?;
-        self.memories_written += n;
-        Ok(n > 0)
+        self.index_memory(Some((id, &old)), None)?;
+        Ok(true)
     }
 
     fn put_shown(&mut self, s: &Shown) -> Result<(), StoreError> {

@@ -7,18 +7,19 @@
 //! never a silent allow: a bad payload, a daemon that does not answer, a
 //! panic, and time running out. Some runtimes (Codex, Gemini CLI) run the
 //! call when a hook times out or crashes, and have no switch to stop that,
-//! so this process answers by itself before the runtime's timeout: a
-//! watchdog thread prints the denial once `--timeout` minus a margin has
-//! passed, whatever the decision is still waiting for.
+//! so this process answers by itself before the runtime's timeout: its
+//! deadline (`crate::deadline`) prints the denial once `--timeout` minus a
+//! margin has passed, whatever the decision is still waiting for.
 
+use crate::deadline;
 use crate::decider::{Decider, DeciderArgs};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::io::{Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolgate_core::hooks::{HookAnswer, ReplyContext, Runtime};
 use toolgate_core::model::Verdict;
@@ -45,11 +46,10 @@ pub struct HookArgs {
     timeout: u64,
 }
 
-/// Exactly one answer leaves the process: the decision's, the watchdog's
-/// or the panic guard's, whichever comes first.
+/// Exactly one answer leaves the process: the decision's, the deadline's
+/// or the panic guard's, whichever comes first ([`deadline::claim`]).
 struct Answerer {
     runtime: Runtime,
-    done: Mutex<bool>,
 }
 
 impl Answerer {
@@ -57,11 +57,9 @@ impl Answerer {
     /// given already (then `None`: the caller must not print or exit with
     /// another one).
     fn give(&self, answer: &HookAnswer) -> Option<u8> {
-        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        if *done {
+        if !deadline::claim() {
             return None;
         }
-        *done = true;
         if let Some(text) = answer.stderr.as_deref() {
             eprintln!("{text}");
         }
@@ -90,15 +88,12 @@ pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let answerer = Arc::new(Answerer {
-        runtime,
-        done: Mutex::new(false),
-    });
+    let answerer = Arc::new(Answerer { runtime });
     guard_panics(&answerer);
     let budget = Duration::from_secs(args.timeout.max(1))
         .saturating_sub(MARGIN)
         .max(Duration::from_millis(500));
-    start_watchdog(&answerer, budget);
+    arm_deadline(runtime, budget);
 
     // The decider outlives the answer: readying its store for the exit may
     // fold the WAL into the database, which the answer (already durable)
@@ -123,7 +118,7 @@ pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
     std::mem::forget(decider);
     match code {
         Some(c) => ExitCode::from(c),
-        // The watchdog answered already and is exiting the process.
+        // The deadline answered already and is exiting the process.
         None => loop {
             std::thread::park();
         },
@@ -140,18 +135,27 @@ fn guard_panics(answerer: &Arc<Answerer>) {
     }));
 }
 
-/// After `budget`, answers with the runtime's denial and exits.
-fn start_watchdog(answerer: &Arc<Answerer>, budget: Duration) {
-    let a = Arc::clone(answerer);
-    std::thread::spawn(move || {
-        std::thread::sleep(budget);
-        if let Some(code) = a.fail(&format!(
-            "no decision within {} s, before the runtime's hook timeout",
-            budget.as_secs_f32()
-        )) {
-            std::process::exit(i32::from(code));
-        }
-    });
+/// After `budget`, answers with the runtime's denial and exits, whatever
+/// the decision is still waiting for.
+fn arm_deadline(runtime: Runtime, budget: Duration) {
+    let message = format!(
+        "no decision within {} s, before the runtime's hook timeout",
+        budget.as_secs_f32()
+    );
+    let answer = runtime.reply_error(&message);
+    let mut stderr = format!("toolgate hook: {message}\n");
+    if let Some(text) = answer.stderr.as_deref() {
+        stderr.push_str(text);
+        stderr.push('\n');
+    }
+    deadline::arm(
+        budget,
+        deadline::Rendered {
+            stderr: stderr.into_bytes(),
+            stdout: format!("{}\n", answer.stdout).into_bytes(),
+            exit: answer.exit,
+        },
+    );
 }
 
 fn answer(

@@ -6,6 +6,7 @@ mod approvals_cmd;
 mod audit_cmd;
 mod check;
 mod codex_trust_cmd;
+mod deadline;
 mod decider;
 mod doctor_cmd;
 mod hook_cmd;

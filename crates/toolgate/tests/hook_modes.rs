@@ -1,6 +1,7 @@
 //! The hook's fail-closed paths as processes: an escalation in every Claude
-//! Code permission mode, `[hooks] host_prompt` and `hold`, the watchdog that
-//! answers before the runtime's timeout, and `toolgate install` entries that
+//! Code permission mode, `[hooks] host_prompt` and `hold`, the deadline that
+//! answers before the runtime's timeout (a daemon that never answers, a
+//! store another process has locked), and `toolgate install` entries that
 //! carry every setting on the command line (runtimes may strip the hook's
 //! environment), a fail-closed switch and a timeout above the hold.
 
@@ -279,6 +280,45 @@ fn the_hook_answers_before_the_runtimes_timeout() {
             _ => assert_eq!(code, Some(2), "{runtime}"),
         }
     }
+}
+
+#[test]
+fn the_hook_answers_before_the_runtimes_timeout_while_its_store_is_locked() {
+    // Deciding in this process: another connection holds the database's
+    // write lock, so recording the decision waits (SQLite's busy timeout
+    // is 30 s); the deadline (--timeout 2 leaves 0.5 s) must answer first,
+    // with the runtime's denial, and nothing may be recorded as allowed.
+    let data = temp_dir("locked");
+    let data_s = data.to_str().unwrap();
+    let env = [("TOOLGATE_DATA_DIR", data_s)];
+    let first = run(&["hook", "claude-code"], &env, &claude("default", "ls"));
+    assert_eq!(permission(&stdout_json(&first)), "allow");
+    let conn = rusqlite::Connection::open(data.join("toolgate.db")).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for (runtime, input, code) in [
+        ("claude-code", claude("default", "ls"), 0),
+        ("codex", claude("bypassPermissions", "ls"), 2),
+    ] {
+        let started = Instant::now();
+        let out = run(&["hook", runtime, "--timeout", "2"], &env, &input);
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(2),
+            "{runtime} answered after {took:?}"
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(text.contains("deny"), "{runtime}: {text}");
+        assert!(
+            text.contains("no decision within 0.5 s"),
+            "{runtime}: {text}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no decision within"), "{runtime}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{runtime}");
+    }
+    conn.execute_batch("ROLLBACK").unwrap();
+    drop(conn);
+    let _ = std::fs::remove_dir_all(&data);
 }
 
 fn install(runtime: &str, home: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Output, Value) {

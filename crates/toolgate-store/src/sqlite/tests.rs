@@ -57,6 +57,27 @@ fn bundled_sqlite_leaves_directory_syncs_to_the_store() {
     assert_eq!(off, 1);
 }
 
+/// The other start-up flags of `.cargo/config.toml` are in the build too:
+/// without them a hook process pays page faults for blocks it never reuses
+/// and a global mutex on every SQLite allocation.
+#[test]
+fn bundled_sqlite_has_the_short_lived_process_flags() {
+    let conn = Connection::open_in_memory().unwrap();
+    for option in [
+        "DEFAULT_LOOKASIDE=0,0",
+        "DEFAULT_PCACHE_INITSZ=0",
+        "DEFAULT_MEMSTATUS=0",
+        "USE_ALLOCA",
+    ] {
+        let used: i64 = conn
+            .query_row("SELECT sqlite_compileoption_used(?1)", [option], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(used, 1, "SQLite built without {option}");
+    }
+}
+
 /// What the store's own directory sync must cover exists once it is open:
 /// a new database and its WAL.
 #[test]

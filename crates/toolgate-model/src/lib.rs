@@ -1,0 +1,1 @@
+//! The model approver's client (seed 001's fast model stage).

@@ -58,6 +58,8 @@ pub enum AuditKind {
     KnowledgeError,
     /// A memory was added, imported or removed.
     MemoryChanged,
+    /// A named operator was added, given a new token, or removed.
+    OperatorChanged,
 }
 
 impl AuditKind {
@@ -80,6 +82,7 @@ impl AuditKind {
             AuditKind::KnowledgeAcked => "knowledge.acked",
             AuditKind::KnowledgeError => "knowledge.error",
             AuditKind::MemoryChanged => "memory.changed",
+            AuditKind::OperatorChanged => "operator.changed",
         }
     }
 }

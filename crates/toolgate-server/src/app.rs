@@ -1,16 +1,18 @@
 //! The daemon's shared state, handed to every handler.
 
-use crate::auth::Tokens;
+use crate::auth::{Principal, Role, Tokens, bearer};
 use crate::checker::Checker;
+use crate::error::ApiError;
 use crate::stats::Stats;
 use arc_swap::ArcSwap;
+use axum::http::HeaderMap;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, broadcast};
 use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
-use toolgate_store::{Clock, Gate, Store};
+use toolgate_store::{ADMIN, Clock, Gate, Store, TOKEN_PREFIX};
 
 /// Loads the policy the daemon decides with, running its `[[test]]` cases;
 /// the error says what is wrong with it.
@@ -92,6 +94,51 @@ pub struct App {
 }
 
 impl App {
+    /// Authenticates a request's `Authorization: Bearer` token (or
+    /// `fallback`) for `need`: the agent token, the shared operator token,
+    /// or a named operator's own token, which is looked up in the store on
+    /// every request so a removed operator is refused at once.
+    pub async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        fallback: Option<&str>,
+        need: Role,
+    ) -> Result<Principal, ApiError> {
+        let shared = self.tokens.authorize(headers, fallback, need);
+        let presented = bearer(headers).or(fallback).map(str::trim);
+        match (shared, presented) {
+            (Ok(role), _) => Ok(Principal {
+                role,
+                identity: match role {
+                    Role::Agent => "agent".to_string(),
+                    Role::Operator => ADMIN.to_string(),
+                },
+                person: false,
+            }),
+            (Err(e), Some(token))
+                if e.code == "unauthorized" && token.starts_with(TOKEN_PREFIX) =>
+            {
+                let (store, token) = (self.store.clone(), token.to_string());
+                let found = tokio::task::spawn_blocking(move || {
+                    toolgate_store::operator_for_token(&*store, &token)
+                })
+                .await
+                .map_err(|_| ApiError::internal("reading the operators failed"))??;
+                match found {
+                    Some(op) => Ok(Principal {
+                        role: Role::Operator,
+                        identity: op.name,
+                        person: true,
+                    }),
+                    None => Err(ApiError::unauthorized(
+                        "this operator token is not (or no longer) valid: it was rotated or its operator removed; ask an administrator for a new one (`toolgate operators rotate NAME`)",
+                    )),
+                }
+            }
+            (Err(e), _) => Err(e),
+        }
+    }
+
     /// Sends an event to every WebSocket client and waiter (none listening
     /// is fine).
     pub fn publish(&self, event: Event) {

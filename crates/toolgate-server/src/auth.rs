@@ -30,6 +30,20 @@ impl Role {
     }
 }
 
+/// Who is calling: the role their token grants and the identity their
+/// votes are recorded under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// What they may do.
+    pub role: Role,
+    /// `agent` for the agent token; [`toolgate_store::ADMIN`] for the
+    /// shared operator token (the break-glass administrator, one identity
+    /// in every quorum); the operator's name for a person's own token.
+    pub identity: String,
+    /// Whether the token is a named person's (`toolgate operators add`).
+    pub person: bool,
+}
+
 /// Shortest token accepted from the environment: shorter ones can be
 /// guessed over a fast loopback link.
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -147,7 +161,7 @@ impl Tokens {
         })?;
         let role = self.role_of(presented).ok_or_else(|| {
             ApiError::unauthorized(
-                "unknown token: use the agent or operator token of this toolgate daemon",
+                "unknown token: use the agent or operator token of this toolgate daemon, or your own from `toolgate operators add NAME`",
             )
         })?;
         if role < need {

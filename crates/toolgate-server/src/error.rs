@@ -90,6 +90,7 @@ impl From<StoreError> for ApiError {
                 "no approval {id}: list open ones with GET /v1/approvals"
             )),
             StoreError::Refused(r) => ApiError::refused(r.to_string()),
+            StoreError::Operators(m) => ApiError::bad_request(m),
             other => {
                 tracing::error!(error = %other, "store failure");
                 ApiError::internal(format!("toolgate's state store failed: {other}"))

@@ -205,6 +205,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/approvals/{id}/deny", post(api::approvals::deny))
         .route("/v1/decisions", get(api::read::decisions))
         .route("/v1/state", get(api::read::state))
+        .route("/v1/whoami", get(api::read::whoami))
         .route("/v1/audit/verify", get(api::read::verify))
         .route("/v1/protocol", get(api::read::protocol))
         .route("/v1/canary", post(api::canary::canary))

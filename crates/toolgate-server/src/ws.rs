@@ -39,7 +39,7 @@ pub async fn ws(
     };
     // A header token that is present but wrong is refused before upgrading.
     let preauthorized = match crate::auth::bearer(&headers) {
-        Some(_) => match app.tokens.authorize(&headers, None, Role::Operator) {
+        Some(_) => match app.authenticate(&headers, None, Role::Operator).await {
             Ok(_) => true,
             Err(e) => return e.into_response(),
         },
@@ -108,5 +108,10 @@ async fn first_message_authorizes(app: &App, socket: &mut WebSocket) -> bool {
     let token = serde_json::from_str::<Value>(&text)
         .ok()
         .and_then(|v| v.get("token").and_then(Value::as_str).map(str::to_string));
-    token.is_some_and(|t| app.tokens.role_of(&t) == Some(Role::Operator))
+    let Some(token) = token else {
+        return false;
+    };
+    app.authenticate(&HeaderMap::new(), Some(&token), Role::Operator)
+        .await
+        .is_ok()
 }

@@ -20,6 +20,7 @@ const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 
 struct Daemon {
     url: String,
+    store: Arc<SqliteStore>,
     dir: PathBuf,
     http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -68,7 +69,7 @@ async fn start(policy: &str) -> Daemon {
     let store = Arc::new(SqliteStore::open(&dir.join("state"), SyncMode::Normal).unwrap());
     let config = ServerConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
-        store,
+        store: store.clone(),
         clock: Arc::new(SystemClock),
         tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
         policy: PolicySource {
@@ -85,6 +86,7 @@ async fn start(policy: &str) -> Daemon {
     }));
     Daemon {
         url,
+        store,
         dir,
         http: reqwest::Client::new(),
         stop: Some(stop),
@@ -135,6 +137,13 @@ impl Daemon {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("no open approval for {summary:?} within 5 s");
+    }
+
+    /// Adds a named operator; returns their token.
+    fn add_operator(&self, name: &str) -> String {
+        toolgate_store::add_operator(&*self.store, &SystemClock, name, &[], "test")
+            .unwrap()
+            .1
     }
 
     async fn check(&self, call: Value) -> Value {
@@ -377,15 +386,28 @@ async fn operators_approve_and_deny_and_the_retry_consumes() {
     let listed = v["approvals"].as_array().unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["summary"], "git push origin main");
+    let alice = d.add_operator("alice");
+    let bob = d.add_operator("bob");
     // The requester cannot approve their own call.
+    let (s, v) = d
+        .post(&format!("/v1/approvals/{id}/approve"), Some(&alice), "")
+        .await;
+    assert_eq!((s, error_code(&v)), (StatusCode::CONFLICT, "refused"));
+    // A typed name cannot make a vote someone else's.
     let (s, v) = d
         .post(
             &format!("/v1/approvals/{id}/approve"),
             Some(OPERATOR),
-            r#"{"as": "alice"}"#,
+            r#"{"as": "bob"}"#,
         )
         .await;
-    assert_eq!((s, error_code(&v)), (StatusCode::CONFLICT, "refused"));
+    assert_eq!((s, error_code(&v)), (StatusCode::FORBIDDEN, "forbidden"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("operators add")
+    );
     let (s, v) = d
         .post(
             &format!("/v1/approvals/{id}/approve"),
@@ -400,13 +422,15 @@ async fn operators_approve_and_deny_and_the_retry_consumes() {
     let (s, v) = d
         .post(
             &format!("/v1/approvals/{id}/approve"),
-            Some(OPERATOR),
+            Some(&bob),
             r#"{"as": "bob", "reason": "release"}"#,
         )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["outcome"], "approved");
     assert_eq!(v["approval"]["state"], "approved");
+    assert_eq!(v["approval"]["votes"][0]["identity"], "bob");
+    assert_eq!(v["approval"]["votes"][0]["channel"], "http");
     assert_eq!(d.check(call.clone()).await["decision"], "allow");
     // Used once: the next identical call needs a new approval.
     let again = d.check(call).await;
@@ -425,6 +449,93 @@ async fn operators_approve_and_deny_and_the_retry_consumes() {
     assert_eq!(all["approvals"].as_array().unwrap().len(), 2);
     let (_, open) = d.get("/v1/approvals", Some(OPERATOR)).await;
     assert_eq!(open["approvals"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn one_person_never_meets_a_quorum_of_two() {
+    let d = start(DEFAULT_POLICY).await;
+    let call = exec("git push --force origin main");
+    let first = d.check(call.clone()).await;
+    assert_eq!(first["approval"]["min_approvals"], 2, "{first}");
+    let id = first["approval"]["id"].as_str().unwrap().to_string();
+    let bob = d.add_operator("bob");
+    let approve = format!("/v1/approvals/{id}/approve");
+    let (s, v) = d.post(&approve, Some(&bob), "").await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("recorded"))
+    );
+    // bob again, and bob's name under the shared token: neither counts.
+    let (s, v) = d.post(&approve, Some(&bob), "").await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
+    let (s, v) = d.post(&approve, Some(OPERATOR), r#"{"as": "bob"}"#).await;
+    assert_eq!((s, error_code(&v)), (StatusCode::FORBIDDEN, "forbidden"));
+    let (s, v) = d.post(&approve, Some(OPERATOR), r#"{"as": "carol"}"#).await;
+    assert_eq!((s, error_code(&v)), (StatusCode::FORBIDDEN, "forbidden"));
+    let (_, v) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(
+        (v["state"].as_str(), v["have"].as_u64()),
+        (Some("pending"), Some(1))
+    );
+    // The shared token is one more person: the administrator.
+    let (s, v) = d
+        .post(&approve, Some(OPERATOR), r#"{"as": "operator"}"#)
+        .await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("approved")),
+        "{v}"
+    );
+    let who: Vec<&str> = v["approval"]["votes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["identity"].as_str().unwrap())
+        .collect();
+    assert_eq!(who, ["bob", "operator"]);
+}
+
+#[tokio::test]
+async fn a_persons_token_says_who_they_are_until_removed() {
+    let d = start(DEFAULT_POLICY).await;
+    let carol = d.add_operator("carol");
+    let (s, v) = d.get("/v1/whoami", Some(&carol)).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        v,
+        json!({"identity": "carol", "role": "operator", "person": true})
+    );
+    let (_, v) = d.get("/v1/whoami", Some(OPERATOR)).await;
+    assert_eq!(
+        v,
+        json!({"identity": "operator", "role": "operator", "person": false})
+    );
+    let (_, v) = d.get("/v1/whoami", Some(AGENT)).await;
+    assert_eq!(v["role"], "agent");
+    // A person's token reads what operators read.
+    let (s, _) = d.get("/v1/approvals", Some(&carol)).await;
+    assert_eq!(s, StatusCode::OK);
+    toolgate_store::remove_operator(&*d.store, &SystemClock, "carol", "test").unwrap();
+    let (s, v) = d.get("/v1/approvals", Some(&carol)).await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer")
+    );
+    // Anything else shaped like one is refused as well.
+    let (s, _) = d
+        .get("/v1/whoami", Some("tgo_0123456789abcdef0123456789abcdef"))
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]

@@ -13,7 +13,6 @@
   // Constants
 
   const TOKEN_KEY = 'toolgate.operatorToken'; // sessionStorage: dies with the tab
-  const NAME_KEY = 'toolgate.operatorName'; // localStorage: not a secret
   const THEME_KEY = 'toolgate.theme';
   const SERIES_SECONDS = 600; // the charts show 10 minutes of 1-second buckets
   const PAGE = 100; // decisions loaded at start and per "older" click
@@ -250,7 +249,8 @@
    * the sign-in screen, saying so.
    */
   async function api(path, { method = 'GET', body, token = S.token } = {}) {
-    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json' };
+    // The channel is recorded on votes cast from here.
+    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json', 'X-Toolgate-Channel': 'ui' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let res;
     try {
@@ -369,7 +369,7 @@
     S.token = token;
     $('login').hidden = true;
     $('app').hidden = false;
-    $('as-name').value = localStorage.getItem(NAME_KEY) || '';
+    showWhoami();
     readFiltersFromForm();
 
     connectWs();
@@ -1118,15 +1118,30 @@
     }
   }
 
-  /** Approve or deny, with an optional reason and the operator's name. */
+  /**
+   * Shows who votes cast here count as: the person whose token signed in,
+   * or "operator" (the administrator) for the shared operator token.
+   */
+  async function showWhoami() {
+    const el = $('whoami');
+    try {
+      const me = await api('v1/whoami');
+      el.textContent = me.identity;
+      $('signed-in-as').title = me.person
+        ? `Signed in with ${me.identity}'s own token: votes are recorded as ${me.identity}.`
+        : 'Signed in with the shared operator token: votes are recorded as the administrator ("operator"), one person in every quorum. Give each approver a token of their own with `toolgate operators add NAME`.';
+    } catch (e) {
+      el.textContent = '?';
+    }
+  }
+
+  /** Approve or deny, with an optional reason; the vote is the signed-in person's. */
   async function vote(id, approve) {
     const card = approvalCards.get(id);
     if (!card || card.busy) return;
     const body = {};
     const reason = card.refs.input.value.trim();
     if (reason) body.reason = reason;
-    const who = $('as-name').value.trim();
-    if (who) body.as = who;
 
     card.busy = true;
     card.refs.approve.disabled = true;
@@ -1715,7 +1730,6 @@
     $('theme-btn').addEventListener('click', cycleTheme);
     $('audit-btn').addEventListener('click', verifyAudit);
     $('older-btn').addEventListener('click', loadOlder);
-    $('as-name').addEventListener('change', (ev) => localStorage.setItem(NAME_KEY, ev.target.value.trim()));
 
     $('filters').addEventListener('submit', (ev) => ev.preventDefault());
     $('f-decision').addEventListener('change', onFiltersChanged);

@@ -53,6 +53,10 @@ pub enum StoreError {
     /// The audit chain does not verify.
     #[error(transparent)]
     Chain(#[from] ChainBreak),
+    /// An operator could not be added, changed or found as asked; the text
+    /// says why and what to do.
+    #[error("{0}")]
+    Operators(String),
     /// The operating system could not provide random bytes for an id.
     #[error("cannot get random bytes for an id: {0}")]
     Random(String),

@@ -18,6 +18,7 @@ mod gate;
 mod knowledge;
 mod memory;
 mod operator;
+mod people;
 pub mod posture;
 mod sqlite;
 
@@ -33,6 +34,10 @@ pub use memory::{Shown, add_memory, import_memories, remove_memory};
 pub use operator::{
     Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
     vote,
+};
+pub use people::{
+    ADMIN, IDENTITY_KINDS, Operator, TOKEN_PREFIX, add_operator, check_identity, check_name,
+    operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
 };
 pub use sqlite::{SqliteStore, SyncMode};
 
@@ -121,6 +126,12 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> Result<Vec<Memory>, StoreError>;
 
+    /// Every named operator, removed ones included, by name; read without
+    /// taking the write lock (a small table: a daemon reads it to
+    /// authenticate each operator request, so a removal takes effect at
+    /// once).
+    fn read_operators(&self) -> Result<Vec<Operator>, StoreError>;
+
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;
 
@@ -179,6 +190,14 @@ pub trait Tx {
     /// (`expires_ms < now_ms`), and acknowledgements that lapsed; returns
     /// how many shown records went.
     fn prune_shown(&mut self, now_ms: i64) -> Result<u64, StoreError>;
+    /// Every named operator, removed ones included, by name.
+    fn operators(&mut self) -> Result<Vec<Operator>, StoreError>;
+    /// Adds or replaces the operator with this name.
+    fn put_operator(&mut self, operator: &Operator) -> Result<(), StoreError>;
+    /// Marks `key` (a signed link's nonce, a channel callback's id) used
+    /// until `until_ms`: `true` the first time, `false` if it already was.
+    /// Keys past their `until_ms` (by `now_ms`) may be forgotten.
+    fn use_key(&mut self, key: &str, until_ms: i64, now_ms: i64) -> Result<bool, StoreError>;
     /// Appends an event to the audit chain; returns its sequence number.
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError>;
     /// Makes everything durable (per the store's sync mode) and visible.

@@ -36,8 +36,13 @@ pub enum ApprovalsCommand {
     Approve {
         /// The approval id.
         id: String,
-        /// Your approver identity (default: the OS user).
-        #[arg(long = "as", value_name = "NAME")]
+        /// Your own operator token (from `toolgate operators add`): the vote
+        /// is yours. Without one it is the administrator's ("operator"), as
+        /// whoever can write the data directory.
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Checked against who the token says you are (it cannot choose).
+        #[arg(long = "as", value_name = "NAME", hide = true)]
         as_: Option<String>,
         /// Why you approve (recorded in the audit log).
         #[arg(long)]
@@ -48,8 +53,13 @@ pub enum ApprovalsCommand {
     Deny {
         /// The approval id.
         id: String,
-        /// Your approver identity (default: the OS user).
-        #[arg(long = "as", value_name = "NAME")]
+        /// Your own operator token (from `toolgate operators add`): the vote
+        /// is yours. Without one it is the administrator's ("operator"), as
+        /// whoever can write the data directory.
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Checked against who the token says you are (it cannot choose).
+        #[arg(long = "as", value_name = "NAME", hide = true)]
         as_: Option<String>,
         /// Why you deny (recorded in the audit log).
         #[arg(long)]
@@ -106,8 +116,18 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
                 print_view(&v, clock.now_ms());
             }
         }
-        ApprovalsCommand::Approve { id, as_, reason } => vote(data, &id, as_, reason, true)?,
-        ApprovalsCommand::Deny { id, as_, reason } => vote(data, &id, as_, reason, false)?,
+        ApprovalsCommand::Approve {
+            id,
+            token,
+            as_,
+            reason,
+        } => vote(data, &id, token, as_, reason, true)?,
+        ApprovalsCommand::Deny {
+            id,
+            token,
+            as_,
+            reason,
+        } => vote(data, &id, token, as_, reason, false)?,
     }
     Ok(())
 }
@@ -115,18 +135,19 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
 fn vote(
     data: &DataDirArgs,
     id: &str,
+    token: Option<String>,
     as_: Option<String>,
     reason: Option<String>,
     approve: bool,
 ) -> Result<()> {
     let id = parse_id(id)?;
-    let identity = as_.unwrap_or_else(os_user);
     let store = data.open()?;
+    let identity = crate::operators_cmd::voter(&*store, data, token.as_deref(), as_.as_deref())?;
     let input = VoteInput {
         identity: identity.clone(),
         approve,
         reason,
-        // `--as` is not authenticated: record who really ran the command.
+        // The OS account that ran the command, beside the identity.
         channel: match crate::state::os_uid() {
             Some(uid) => format!("cli uid={uid} user={}", os_user()),
             None => "cli".to_string(),

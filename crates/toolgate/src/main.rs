@@ -14,6 +14,7 @@ mod install_cmd;
 mod knowledge_cmd;
 mod mcp_proxy;
 mod memory_cmd;
+mod operators_cmd;
 mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
@@ -50,6 +51,12 @@ enum Command {
     Approvals {
         #[command(subcommand)]
         command: approvals_cmd::ApprovalsCommand,
+    },
+    /// Add, list, rotate and remove operators: the people who may vote,
+    /// each with a token of their own.
+    Operators {
+        #[command(subcommand)]
+        command: operators_cmd::OperatorsCommand,
     },
     /// Verify, tail and export the hash-chained audit log.
     Audit {
@@ -131,6 +138,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
+        Command::Operators { command } => operators_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Knowledge { command } => knowledge_cmd::run(command, &cli.data),
         Command::Memory { command } => memory_cmd::run(command, &cli.data),

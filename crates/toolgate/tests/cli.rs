@@ -147,11 +147,23 @@ fn approve_from_the_cli_then_the_retry_runs_once() {
         text.contains(&id) && text.contains("kubectl apply"),
         "{text}"
     );
-    // The requester cannot approve; exit 1 with the reason.
-    let own = toolgate_in(&dir, &["approvals", "approve", &id, "--as", "u1"], "");
+    // The requester, an operator with a token of their own, cannot approve
+    // it; exit 1 with the reason.
+    let added = toolgate_in(&dir, &["operators", "add", "u1", "--json"], "");
+    assert_eq!(added.status.code(), Some(0));
+    let u1_token = json(&added)["token"].as_str().unwrap().to_string();
+    let own = toolgate_in(
+        &dir,
+        &["approvals", "approve", &id, "--token", &u1_token],
+        "",
+    );
     assert_eq!(own.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&own.stderr).contains("separation of duties"));
-    // The OS user ($USER) approves.
+    // Nor can a typed name make the vote someone else's.
+    let typed = toolgate_in(&dir, &["approvals", "approve", &id, "--as", "mallory"], "");
+    assert_eq!(typed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typed.stderr).contains("not \"mallory\""));
+    // The administrator (this CLI, no token) approves.
     let ok = toolgate_in(
         &dir,
         &["approvals", "approve", &id, "--reason", "reviewed"],
@@ -163,14 +175,21 @@ fn approve_from_the_cli_then_the_retry_runs_once() {
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
-    assert!(String::from_utf8_lossy(&ok.stdout).contains("as tester"));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("as operator"));
     let shown = json(&toolgate_in(
         &dir,
         &["approvals", "show", &id, "--json"],
         "",
     ));
     assert_eq!(shown["state"], "approved");
-    assert_eq!(shown["votes"][0]["identity"], "tester");
+    assert_eq!(shown["votes"][0]["identity"], "operator");
+    assert!(
+        shown["votes"][0]["channel"]
+            .as_str()
+            .unwrap()
+            .contains("user=tester"),
+        "{shown}"
+    );
     assert_eq!(
         json(&toolgate_in(&dir, &["check"], call))["decision"],
         "allow"

@@ -285,7 +285,7 @@ fn toolgate(d: &Dirs, args: &[&str]) -> std::process::Output {
 
 /// Approves `id` as an operator from another process.
 fn approve(d: &Dirs, id: &str) {
-    let out = toolgate(d, &["approvals", "approve", id, "--as", "op"]);
+    let out = toolgate(d, &["approvals", "approve", id]);
     assert!(
         out.status.success(),
         "{}",

@@ -512,7 +512,7 @@ for line in sys.stdin:
     if a.get("state") == "pending" and "timeout.txt" in json.dumps(a.get("call")):
         print(a["id"]); break' 2>/dev/null)
   if [[ -n "$late_id" ]]; then
-    "$bin" --data-dir "$data_c" approvals approve "$late_id" --as e2e-operator --reason "late" >"$work/c-timeout/approve.log" 2>&1 ||
+    "$bin" --data-dir "$data_c" approvals approve "$late_id" --reason "late" >"$work/c-timeout/approve.log" 2>&1 ||
       echo "      (approvals approve $late_id failed: $(cat "$work/c-timeout/approve.log"))"
     # The approval is bound to the session that asked: the same call from
     # another proxy process (another session) does not use it up.
@@ -573,7 +573,7 @@ for line in sys.stdin:
   sleep 0.1
 done
 if [[ -n "$approve_id" ]]; then
-  "$bin" --data-dir "$data_c" approvals approve "$approve_id" --as e2e-operator --reason "mcp e2e" >"$work/c-approve/approve.log" 2>&1 ||
+  "$bin" --data-dir "$data_c" approvals approve "$approve_id" --reason "mcp e2e" >"$work/c-approve/approve.log" 2>&1 ||
     echo "      (approvals approve failed: $(cat "$work/c-approve/approve.log"))"
 fi
 wait "$client_pid"
@@ -754,7 +754,7 @@ for a in items:
   done
   if [[ -n "$f_id" ]]; then
     curl -fsS -X POST -H "Authorization: Bearer $operator_token" -H 'Content-Type: application/json' \
-      -d '{"reason":"mcp e2e","as":"e2e-operator"}' "$serve_url/v1/approvals/$f_id/approve" >"$work/f/approve.json" 2>&1 ||
+      -d '{"reason":"mcp e2e"}' "$serve_url/v1/approvals/$f_id/approve" >"$work/f/approve.json" 2>&1 ||
       echo "      (POST approve failed: $(cat "$work/f/approve.json"))"
   fi
   wait "$client_pid"

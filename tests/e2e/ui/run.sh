@@ -67,6 +67,11 @@ export TOOLGATE_URL="http://127.0.0.1:$port"
 # The built-in default policy, whatever the caller's environment says.
 unset TOOLGATE_POLICY TOOLGATE_DATA_DIR
 
+# A named operator with a token of their own, signed in by one test.
+export TOOLGATE_PERSON_TOKEN
+TOOLGATE_PERSON_TOKEN="$("$bin" --data-dir "$data_dir/data" operators add e2e-alice --json |
+  node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).token))')"
+
 "$bin" serve --listen "127.0.0.1:$port" --data-dir "$data_dir/data" >"$log" 2>&1 &
 daemon=$!
 

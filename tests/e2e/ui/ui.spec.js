@@ -10,10 +10,11 @@ const crypto = require('node:crypto');
 const BASE = process.env.TOOLGATE_URL || 'http://127.0.0.1:7878';
 const OPERATOR = process.env.TOOLGATE_OPERATOR_TOKEN;
 const AGENT = process.env.TOOLGATE_AGENT_TOKEN;
+const PERSON = process.env.TOOLGATE_PERSON_TOKEN;
 
 test.beforeAll(() => {
-  if (!OPERATOR || !AGENT) {
-    throw new Error('TOOLGATE_OPERATOR_TOKEN and TOOLGATE_AGENT_TOKEN must be set (run tests/e2e/ui/run.sh)');
+  if (!OPERATOR || !AGENT || !PERSON) {
+    throw new Error('TOOLGATE_OPERATOR_TOKEN, TOOLGATE_AGENT_TOKEN and TOOLGATE_PERSON_TOKEN must be set (run tests/e2e/ui/run.sh)');
   }
 });
 
@@ -40,6 +41,7 @@ test('an escalated call appears live and is approved from the browser', async ({
   await signIn(page, OPERATOR);
   await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
   await expect(page.getByTestId('audit')).toContainText('Chain intact');
+  await expect(page.getByTestId('signed-in-as')).toContainText('voting as operator');
 
   // A marker that a page reload would wipe: the approval must arrive live.
   await page.evaluate(() => {
@@ -94,6 +96,30 @@ test('an escalated call appears live and is approved from the browser', async ({
   await expect(feed.locator('tr.detail pre.json').first()).toContainText(session);
 
   expect(await page.evaluate(() => window.__noReload)).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test("a person signs in with their own token and the vote is theirs, by the UI", async ({ page }) => {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await signIn(page, PERSON);
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+  await expect(page.getByTestId('signed-in-as')).toContainText('voting as e2e-alice');
+
+  const session = `e2e-${crypto.randomBytes(4).toString('hex')}`;
+  const command = 'git push origin main';
+  const pending = checkAndWait({ tool: 'exec', params: { command }, session });
+  const card = page.locator('[data-testid^="approval-"]').filter({ hasText: session });
+  await expect(card).toBeVisible();
+  const id = await card.getAttribute('data-approval-id');
+  await page.getByRole('button', { name: `Approve ${id}` }).click();
+  const answer = await pending;
+  expect(answer.body.decision).toBe('allow');
+
+  const shown = await fetch(`${BASE}/v1/approvals/${id}`, {
+    headers: { Authorization: `Bearer ${OPERATOR}` },
+  }).then((r) => r.json());
+  expect(shown.votes.map((v) => [v.identity, v.channel])).toEqual([['e2e-alice', 'ui']]);
   expect(errors).toEqual([]);
 });
 

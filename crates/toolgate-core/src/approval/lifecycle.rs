@@ -335,7 +335,7 @@ pub enum VoteRefused {
     #[error("{0} is not one of the operators named in [approvals] operators")]
     NotAnOperator(String),
     /// An empty approver name.
-    #[error("an approver needs a name: pass --as NAME")]
+    #[error("an approver needs a name (an operator token, or the administrator)")]
     NoIdentity,
     /// Relayed approval is off for this approval.
     #[error(

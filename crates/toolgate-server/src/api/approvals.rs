@@ -2,7 +2,7 @@
 
 use crate::api::{query, read_json};
 use crate::app::App;
-use crate::auth::Role;
+use crate::auth::{Principal, Role};
 use crate::error::ApiError;
 use axum::Json;
 use axum::body::Body;
@@ -32,7 +32,7 @@ pub async fn list(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let q: ListQuery = query(&uri)?;
     let limit = q.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
     let all = q.all.unwrap_or(false);
@@ -57,13 +57,38 @@ pub async fn show(
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let id = parse_id(id)?;
     let (store, clock) = (app.store.clone(), app.clock.clone());
     let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
         .await
         .map_err(|_| ApiError::internal("reading the approval failed"))??;
     Ok(Json(serde_json::to_value(view).unwrap_or(Value::Null)))
+}
+
+/// An `as` in a vote must name the authenticated identity: it once chose
+/// the voter's name freely, which let one token meet a quorum of two.
+fn check_as(as_name: Option<&str>, who: &Principal) -> Result<(), ApiError> {
+    let Some(name) = as_name.map(str::trim).filter(|n| !n.is_empty()) else {
+        return Ok(());
+    };
+    if name.len() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(format!(
+            "\"as\" must be a name of at most {MAX_NAME} characters without control characters"
+        )));
+    }
+    if name.eq_ignore_ascii_case(&who.identity) {
+        return Ok(());
+    }
+    let how = if who.person {
+        "your own token"
+    } else {
+        "the shared operator token, which is one identity"
+    };
+    Err(ApiError::forbidden(format!(
+        "votes count as the person whose token cast them: this one is {:?} ({how}), not {name:?}; give each approver their own token with `toolgate operators add NAME` and drop \"as\"",
+        who.identity
+    )))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,9 +126,9 @@ async fn cast(
     body: Body,
     approve: bool,
 ) -> Result<Json<Value>, ApiError> {
-    // Only the operator token may vote: an agent holding its own token can
-    // never approve what it asked for.
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    // Only an operator may vote: an agent holding its own token can never
+    // approve what it asked for. The vote is the authenticated person's.
+    let who = app.authenticate(&headers, None, Role::Operator).await?;
     let id = parse_id(id)?;
     let value = read_json(&headers, body, true).await?;
     let body: VoteBody = if value.is_null() {
@@ -115,20 +140,19 @@ async fn cast(
             ))
         })?
     };
-    let identity = match body.as_name.as_deref().map(str::trim) {
-        None | Some("") => "operator".to_string(),
-        Some(n) if n.len() > MAX_NAME || n.chars().any(char::is_control) => {
-            return Err(ApiError::bad_request(format!(
-                "\"as\" must be a name of at most {MAX_NAME} characters without control characters"
-            )));
-        }
-        Some(n) => n.to_string(),
+    check_as(body.as_name.as_deref(), &who)?;
+    let channel = match headers
+        .get("x-toolgate-channel")
+        .and_then(|v| v.to_str().ok())
+    {
+        Some("ui") => "ui",
+        _ => "http",
     };
     let input = VoteInput {
-        identity,
+        identity: who.identity,
         approve,
         reason: body.reason,
-        channel: "http".to_string(),
+        channel: channel.to_string(),
         relayed: false,
     };
     let (store, clock) = (app.store.clone(), app.clock.clone());

@@ -19,7 +19,7 @@ pub async fn canary(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Agent)?;
+    app.authenticate(&headers, None, Role::Agent).await?;
     let value = read_json(&headers, body, false).await?;
     let report: CanaryReport = serde_json::from_value(value).map_err(|e| {
         ApiError::bad_request(format!(

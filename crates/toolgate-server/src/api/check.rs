@@ -35,7 +35,7 @@ pub async fn check(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Decision>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Agent)?;
+    app.authenticate(&headers, None, Role::Agent).await?;
     let q: CheckQuery = query(&uri)?;
     let wait = q.wait.as_deref().map(parse_wait).transpose()?;
     let value = read_json(&headers, body, false).await?;

@@ -23,7 +23,7 @@ pub async fn ack(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let role = app.tokens.authorize(&headers, None, Role::Agent)?;
+    let who = app.authenticate(&headers, None, Role::Agent).await?;
     let value = read_json(&headers, body, false).await?;
     let id = value.get("id").and_then(Value::as_str).ok_or_else(|| {
         ApiError::bad_request(
@@ -32,8 +32,8 @@ pub async fn ack(
     })?;
     // An agent acknowledges for itself: the held call's session (or agent)
     // must be named, and the acknowledgement is recorded as the agent's.
-    // An operator may acknowledge any and say who they are.
-    let (by, scope) = match role {
+    // An operator may acknowledge any, as who their token says they are.
+    let (by, scope) = match who.role {
         Role::Agent => {
             let call = toolgate_core::model::ToolCall {
                 session: value
@@ -49,14 +49,20 @@ pub async fn ack(
             let scope = toolgate_store::ack_scope(&call);
             (format!("agent ({scope})"), Some(scope))
         }
-        Role::Operator => (
-            value
+        // Recorded as the authenticated person; with the shared token, a
+        // `by` is kept beside it as what they said, not as who they are.
+        Role::Operator => {
+            let said = value
                 .get("by")
                 .and_then(Value::as_str)
                 .map(|b| b.chars().take(128).collect::<String>())
-                .unwrap_or_else(|| "operator".to_string()),
-            None,
-        ),
+                .filter(|b| !b.trim().is_empty() && !who.person);
+            let by = match said {
+                Some(said) => format!("{} (says {said})", who.identity),
+                None => who.identity.clone(),
+            };
+            (by, None)
+        }
     };
     let gate = app.gate.load_full();
     let id = id.to_string();

@@ -30,7 +30,7 @@ pub async fn decisions(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let q: DecisionsQuery = query(&uri)?;
     let limit = q.limit.unwrap_or(50).clamp(1, 500);
     let before = q.before.unwrap_or(u64::MAX);
@@ -49,7 +49,7 @@ pub async fn state(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let now = app.clock.now_ms();
     let [allow, block, escalate] = app.stats.totals();
     let (length, head_hash) = app
@@ -111,7 +111,7 @@ pub async fn verify(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let store = app.store.clone();
     let result = tokio::task::spawn_blocking(move || toolgate_store::verify(&*store))
         .await
@@ -130,12 +130,26 @@ pub async fn verify(
     }))
 }
 
+/// `GET /v1/whoami` (any token): who the token says the caller is — the
+/// role, and the identity votes are recorded under.
+pub async fn whoami(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = app.authenticate(&headers, None, Role::Agent).await?;
+    Ok(Json(json!({
+        "identity": who.identity,
+        "role": who.role.as_str(),
+        "person": who.person,
+    })))
+}
+
 /// `GET /v1/protocol` (agent): the rules text for the agent's prompt.
 pub async fn protocol(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Agent)?;
+    app.authenticate(&headers, None, Role::Agent).await?;
     let text = toolgate_core::protocol::protocol_text(app.gate.load().engine().policy());
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
@@ -145,7 +159,7 @@ pub async fn metrics(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
-    app.tokens.authorize(&headers, None, Role::Operator)?;
+    app.authenticate(&headers, None, Role::Operator).await?;
     let mut text = crate::metrics::render();
     text.push_str(&crate::metrics::knowledge(
         &app.gate.load().knowledge().stats().snapshot(),

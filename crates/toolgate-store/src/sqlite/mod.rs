@@ -25,6 +25,7 @@ mod memory;
 mod tests;
 mod tx;
 
+use crate::people::Operator;
 use crate::{AuditRow, Store, StoreError, Tx};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -137,6 +138,19 @@ const MIGRATIONS: &[&str] = &[
     "DROP TRIGGER memories_inserted;
      DROP TRIGGER memories_deleted;
      DROP TRIGGER memories_updated;",
+    // 4: named operators (each with a token of their own, stored hashed, and
+    // the chat identities that are theirs), and single-use keys (signed
+    // links, channel callbacks) remembered until they could no longer be
+    // accepted anyway. WITHOUT ROWID: one schema entry each, which every
+    // process opening the database parses.
+    "CREATE TABLE operators (
+        name TEXT PRIMARY KEY,
+        record TEXT NOT NULL
+     ) STRICT, WITHOUT ROWID;
+     CREATE TABLE used_keys (
+        key TEXT PRIMARY KEY,
+        until_ms INTEGER NOT NULL
+     ) STRICT, WITHOUT ROWID;",
 ];
 
 /// The database file's name inside the data directory.
@@ -584,6 +598,26 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Memory>, StoreError> {
         self.with_memory_reader(|conn| memory::list(conn, category, limit))
+    }
+
+    fn read_operators(&self) -> Result<Vec<Operator>, StoreError> {
+        let texts: Vec<String> = self.with_reader(|conn| {
+            conn.prepare_cached("SELECT record FROM operators ORDER BY name")
+                .and_then(|mut s| {
+                    s.query_map([], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()
+                })
+                .map_err(self.err())
+        })?;
+        texts
+            .iter()
+            .map(|t| {
+                serde_json::from_str(t).map_err(|e| StoreError::Corrupt {
+                    location: self.location(),
+                    detail: format!("operator: {e}"),
+                })
+            })
+            .collect()
     }
 
     fn location(&self) -> String {

@@ -6,6 +6,7 @@ use super::memory::{self, RowError, SHOWN_COLUMNS};
 use super::read_head;
 use crate::memory::Shown;
 use crate::operator::Ack;
+use crate::people::Operator;
 use crate::{StoreError, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::MutexGuard;
@@ -423,6 +424,51 @@ impl Tx for SqliteTx<'_> {
             .and_then(|mut s| s.execute(params![now_ms]))
             .map_err(self.err())?;
         Ok(n as u64)
+    }
+
+    fn operators(&mut self) -> Result<Vec<Operator>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT record FROM operators ORDER BY name")
+                .map_err(self.err())?;
+            stmt.query_map([], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("operator", t)).collect()
+    }
+
+    fn put_operator(&mut self, operator: &Operator) -> Result<(), StoreError> {
+        let record = self.encode(operator)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO operators (name, record) VALUES (?1, ?2) \
+                 ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![operator.name, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn use_key(&mut self, key: &str, until_ms: i64, now_ms: i64) -> Result<bool, StoreError> {
+        // Keys that could no longer be accepted anyway are forgotten here,
+        // a few at a time, so the table stays as small as what is live.
+        self.conn
+            .prepare_cached(
+                "DELETE FROM used_keys WHERE key IN \
+                 (SELECT key FROM used_keys WHERE until_ms < ?1 LIMIT 16)",
+            )
+            .and_then(|mut s| s.execute(params![now_ms]))
+            .map_err(self.err())?;
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO used_keys (key, until_ms) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+            )
+            .and_then(|mut s| s.execute(params![key, until_ms]))
+            .map_err(self.err())?;
+        Ok(inserted == 1)
     }
 
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {

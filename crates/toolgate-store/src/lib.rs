@@ -21,6 +21,7 @@ mod operator;
 mod people;
 pub mod posture;
 mod sqlite;
+mod waiting;
 
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
@@ -40,6 +41,7 @@ pub use people::{
     operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
 };
 pub use sqlite::{SqliteStore, SyncMode};
+pub use waiting::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
 
 use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;

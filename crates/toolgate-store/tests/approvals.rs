@@ -738,3 +738,51 @@ fn open_approvals_are_capped_and_the_cap_frees_up() {
     let again = g.check(&exec("kubectl apply -f c.yaml")).unwrap();
     assert_eq!(again.decision, Verdict::Escalate, "{again:?}");
 }
+
+#[test]
+fn a_waiter_follows_its_approval_to_an_answer_or_gives_up_on_expiry() {
+    use std::time::Duration;
+    use toolgate_store::{GiveUp, Look, Next, Store, Waiter};
+    let dir = TempDir::new("waiter");
+    let clock = Arc::new(ManualClock::new(T0));
+    let s = store(&dir.0);
+    let g = gate(s.clone(), DEFAULT, clock.clone());
+    let call = exec(APPLY);
+    let d = g.check(&call).unwrap();
+    let id = approval_id(&d);
+    let mut w = Waiter::new(d, Duration::from_secs(30)).unwrap();
+    let read = || s.read_approval(&id).unwrap();
+    assert_eq!(w.look(read().as_ref(), now(&*clock)), Look::Wait);
+    // Past its expiry a pending approval is gone, marked expired or not.
+    let expires = read().unwrap().expires_ms;
+    assert_eq!(
+        w.look(read().as_ref(), expires),
+        Look::Gone(GiveUp::Expired)
+    );
+    assert_eq!(w.look(None, T0), Look::Gone(GiveUp::Removed));
+    // Approved: re-check, which uses the approval and answers allow.
+    toolgate_store::vote(&*s, &*clock, &id, person("op", true)).unwrap();
+    assert_eq!(w.look(read().as_ref(), now(&*clock)), Look::Recheck);
+    match w.rechecked(g.check(&call).unwrap()) {
+        Next::Answer(d) => assert_eq!(d.decision, Verdict::Allow),
+        other => panic!("{other:?}"),
+    }
+    // A waiter whose approval another retry used waits on the next one.
+    let d2 = g.check(&call).unwrap();
+    let id2 = approval_id(&d2);
+    assert_ne!(id2, id);
+    let mut w2 = Waiter::new(d2.clone(), Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        w2.rechecked(d2),
+        Next::Wait {
+            pause: toolgate_store::RECHECK_EVERY
+        }
+    );
+    let (label, block) = w2.give_up(GiveUp::Timeout);
+    let recorded = g
+        .record_wait_end(&call, &id2, label, 30_000, block)
+        .unwrap();
+    assert_eq!(recorded.decision, Verdict::Block);
+    assert!(recorded.audit_seq.is_some());
+    assert_eq!(recorded.approval.unwrap().id, id2.to_string());
+}

@@ -14,10 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use toolgate_core::approval::{ApprovalId, ApprovalState};
-use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
-use toolgate_core::time::rfc3339_ms;
-use toolgate_store::{Gate, SystemClock};
+use toolgate_core::approval::ApprovalId;
+use toolgate_core::model::{Decision, ToolCall, Verdict};
+use toolgate_store::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
 
 /// How long to wait for the daemon's answer to a plain check.
 pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
@@ -167,91 +166,42 @@ pub fn with_agent_env(call: &ToolCall) -> ToolCall {
     call
 }
 
-/// The in-process wait: the store is shared with every other toolgate
-/// process on the data dir, so an approval from `toolgate approvals approve`
-/// (or a daemon on the same dir) shows up in it.
+/// The in-process wait, following the rules of [`Waiter`]: the store is
+/// shared with every other toolgate process on the data dir, so an approval
+/// from `toolgate approvals approve` (or a daemon on the same dir) shows up
+/// in it; it is polled every [`POLL_EVERY`].
 fn wait_here(
     gate: &Gate,
     call: &ToolCall,
-    mut escalated: Decision,
+    escalated: Decision,
     wait: Duration,
     cancel: &AtomicBool,
 ) -> Result<Decision> {
+    let Some(mut waiter) = Waiter::new(escalated.clone(), wait) else {
+        return Ok(escalated);
+    };
     let started = Instant::now();
     let deadline = started + wait;
-    loop {
-        let Some(id) = approval_id(&escalated) else {
-            return Ok(escalated);
-        };
-        let settled = loop {
-            if cancel.load(Ordering::Relaxed) {
-                return Ok(escalated);
-            }
-            if Instant::now() >= deadline {
-                break None;
-            }
-            let approval = gate.store().read_approval(&id)?;
-            match approval.map(|a| a.state) {
-                Some(ApprovalState::Pending) => std::thread::sleep(POLL_EVERY),
-                Some(ApprovalState::Expired) | None => break Some("expired"),
-                Some(_) => break Some("resolved"),
-            }
-        };
-        let label = match settled {
-            Some("resolved") => {
-                let d = gate.check(call)?;
-                if d.decision != Verdict::Escalate {
-                    return Ok(d);
-                }
-                // Another retry used the approval first (a new id), or it
-                // went back to pending on new terms (the same id, paced
-                // since each re-check is audited): keep waiting.
-                if approval_id(&d) == Some(id) {
-                    std::thread::sleep(POLL_EVERY);
-                }
-                escalated = d;
-                continue;
-            }
-            Some(other) => other,
-            None => "timeout",
-        };
-        let why = if label == "timeout" {
-            format!(
-                "no operator resolved approval {id} within {}; it stays pending until {}: \
-                 retry the exact call once it is approved",
-                humantime_secs(wait),
-                escalated
-                    .approval
-                    .as_ref()
-                    .map(|a| a.expires_at.clone())
-                    .unwrap_or_else(|| rfc3339_ms(0))
-            )
-        } else {
-            format!("approval {id} expired while this call waited; retry the call to ask again")
-        };
-        let mut block = Decision::new(
-            Verdict::Block,
-            escalated.risk,
-            escalated.score,
-            Layer::Approval,
-            &why,
-        );
-        // Still pending: say which approval an operator may yet grant.
-        if label == "timeout" {
-            block.approval = escalated.approval.clone();
+    let why = loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(waiter.escalated().clone());
         }
-        let waited = started.elapsed().as_millis() as i64;
-        return Ok(gate.record_wait_end(call, &id, label, waited, block)?);
-    }
-}
-
-fn humantime_secs(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) {
-        format!("{}m", s / 60)
-    } else {
-        format!("{s}s")
-    }
+        if Instant::now() >= deadline {
+            break GiveUp::Timeout;
+        }
+        let approval = gate.store().read_approval(&waiter.id())?;
+        match waiter.look(approval.as_ref(), SystemClock.now_ms()) {
+            Look::Wait => std::thread::sleep(POLL_EVERY.min(deadline - Instant::now())),
+            Look::Gone(why) => break why,
+            Look::Recheck => match waiter.rechecked(gate.check(call)?) {
+                Next::Answer(d) => return Ok(d),
+                Next::Wait { pause } => std::thread::sleep(pause),
+            },
+        }
+    };
+    let (label, block) = waiter.give_up(why);
+    let waited = started.elapsed().as_millis() as i64;
+    Ok(gate.record_wait_end(call, &waiter.id(), label, waited, block)?)
 }
 
 /// The approval an escalation waits on.

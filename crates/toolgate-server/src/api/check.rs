@@ -13,15 +13,12 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
-use toolgate_core::approval::{ApprovalId, ApprovalState};
-use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
+use toolgate_core::model::{Decision, ToolCall, Verdict};
 use toolgate_core::normalize::kind_of;
-use toolgate_core::time::rfc3339_ms;
+use toolgate_store::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
 
 /// Longest `?wait=` honoured.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
-/// How often a waiter re-reads the approval in case an event was missed.
-const RECHECK_EVERY: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Deserialize)]
 struct CheckQuery {
@@ -43,11 +40,8 @@ pub async fn check(
         toolgate_core::input::tool_call(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut decision = decide(&app, call.clone()).await?;
     link(&app, &mut decision);
-    match (wait, decision.decision, &decision.approval) {
-        (Some(wait), Verdict::Escalate, Some(a)) => {
-            let id = ApprovalId::parse(&a.id).map_err(|e| ApiError::internal(e.to_string()))?;
-            Ok(Json(wait_for(&app, call, decision, id, wait).await?))
-        }
+    match (wait, decision.decision) {
+        (Some(wait), Verdict::Escalate) => Ok(Json(wait_for(&app, call, decision, wait).await?)),
         _ => Ok(Json(decision)),
     }
 }
@@ -104,28 +98,19 @@ fn link(app: &App, d: &mut Decision) {
     }
 }
 
-/// What a waiter learned about its approval.
-enum Outcome {
-    /// Approved or denied: re-check the call, which consumes or refuses it.
-    Resolved,
-    /// It can no longer be approved (expired, or used by another retry).
-    Gone(&'static str),
-    /// The wait ran out.
-    TimedOut,
-    /// The daemon is stopping.
-    Stopping,
-}
-
 /// Holds an escalation open until it is resolved, the wait runs out or the
-/// daemon stops. If another retry of the same call used the approval first,
-/// the re-check escalates again and this keeps waiting on the new one.
+/// daemon stops, following the rules of [`Waiter`]; events from the audit
+/// tail wake it, and it looks at the store at least every
+/// [`RECHECK_EVERY`] (a missed event costs at most that).
 async fn wait_for(
     app: &Arc<App>,
     call: ToolCall,
-    mut escalated: Decision,
-    mut id: ApprovalId,
+    escalated: Decision,
     wait: Duration,
 ) -> Result<Decision, ApiError> {
+    let Some(mut waiter) = Waiter::new(escalated.clone(), wait) else {
+        return Ok(escalated);
+    };
     // A bounded number of long polls: past it, answer the escalation now.
     let Ok(_slot) = app.waiters.clone().try_acquire_owned() else {
         return Ok(escalated);
@@ -134,144 +119,79 @@ async fn wait_for(
     let deadline = tokio::time::Instant::now() + wait;
     let mut events = app.events.subscribe();
     let mut stopping = app.shutdown.subscribe();
-    loop {
-        let outcome = wait_once(app, id, deadline, &mut events, &mut stopping).await?;
-        let (why, label) = match outcome {
-            Outcome::Resolved => {
+    let why = loop {
+        match wait_once(app, &waiter, deadline, &mut events, &mut stopping).await? {
+            Look::Wait => continue,
+            Look::Gone(why) => break why,
+            Look::Recheck => {
                 let mut d = decide(app, call.clone()).await?;
                 link(app, &mut d);
-                // Still escalated: another retry used the approval (a new
-                // id), or it went back to pending on new terms (the same
-                // id). Either way this call keeps waiting.
-                match (
-                    &d.decision,
-                    d.approval.as_ref().map(|a| ApprovalId::parse(&a.id)),
-                ) {
-                    (Verdict::Escalate, Some(Ok(next))) => {
-                        if next == id {
-                            // Pace re-checks of the same approval, in case
-                            // its state reads as settled while the gate
-                            // still escalates (each re-check is audited).
-                            tokio::time::sleep(RECHECK_EVERY).await;
-                        }
-                        id = next;
-                        escalated = d;
-                        continue;
-                    }
-                    _ => return Ok(d),
+                match waiter.rechecked(d) {
+                    Next::Answer(d) => return Ok(d),
+                    Next::Wait { pause } => tokio::time::sleep(pause).await,
                 }
             }
-            Outcome::Gone(what) => (
-                format!(
-                    "approval {id} was {what} while this call waited; retry the call to ask again"
-                ),
-                what,
-            ),
-            Outcome::Stopping => (
-                format!(
-                    "toolgate is shutting down; approval {id} stays pending: retry the exact call \
-                     once it is approved"
-                ),
-                "shutdown",
-            ),
-            Outcome::TimedOut => (
-                format!(
-                    "no operator resolved approval {id} within {}; it stays pending until {}: \
-                     retry the exact call once it is approved",
-                    humantime::format_duration(Duration::from_secs(wait.as_secs())),
-                    escalated
-                        .approval
-                        .as_ref()
-                        .map(|a| a.expires_at.clone())
-                        .unwrap_or_else(|| rfc3339_ms(app.clock.now_ms()))
-                ),
-                "timeout",
-            ),
-        };
-        let waited_ms = started.elapsed().as_millis() as i64;
-        let mut d = Decision::new(
-            Verdict::Block,
-            escalated.risk,
-            escalated.score,
-            Layer::Approval,
-            &why,
-        );
-        // Still pending: say which approval an operator may yet grant.
-        if matches!(label, "timeout" | "shutdown") {
-            d.approval = escalated.approval.clone();
         }
-        let gate = app.gate.load_full();
-        let record_start = Instant::now();
-        let tool = kind_of(&call.tool).as_str();
-        let recorded = tokio::task::spawn_blocking(move || {
-            gate.record_wait_end(&call, &id, label, waited_ms, d)
-        })
-        .await
-        .map_err(|_| ApiError::internal("recording the end of the wait failed"))??;
-        count(app, &recorded, tool, record_start.elapsed());
-        app.committed.notify_one();
-        return Ok(recorded);
-    }
+    };
+    let (label, block) = waiter.give_up(why);
+    let id = waiter.id();
+    let waited_ms = started.elapsed().as_millis() as i64;
+    let gate = app.gate.load_full();
+    let record_start = Instant::now();
+    let tool = kind_of(&call.tool).as_str();
+    let recorded = tokio::task::spawn_blocking(move || {
+        gate.record_wait_end(&call, &id, label, waited_ms, block)
+    })
+    .await
+    .map_err(|_| ApiError::internal("recording the end of the wait failed"))??;
+    count(app, &recorded, tool, record_start.elapsed());
+    app.committed.notify_one();
+    Ok(recorded)
 }
 
-/// Waits for the next thing that settles approval `id`.
+/// Waits for the next thing that settles the waiter's approval.
 async fn wait_once(
     app: &App,
-    id: ApprovalId,
+    waiter: &Waiter,
     deadline: tokio::time::Instant,
     events: &mut tokio::sync::broadcast::Receiver<crate::app::Event>,
     stopping: &mut tokio::sync::watch::Receiver<bool>,
-) -> Result<Outcome, ApiError> {
-    let id_text = id.to_string();
+) -> Result<Look, ApiError> {
+    let id_text = waiter.id().to_string();
     // It may have been settled before we started listening.
-    if let Some(o) = current(app, id).await? {
-        return Ok(o);
+    let look = current(app, waiter).await?;
+    if look != Look::Wait {
+        return Ok(look);
     }
     loop {
         let recheck = tokio::time::sleep(RECHECK_EVERY);
-        let found = tokio::select! {
+        let look = tokio::select! {
             ev = events.recv() => match ev {
                 Ok(e) => match &e.approval {
-                    Some((eid, name)) if *eid == id_text => match name.as_str() {
-                        // Consumed by another retry of the same call: the
-                        // re-check asks again, and this call waits on that.
-                        "approved" | "denied" | "consumed" => Some(Outcome::Resolved),
-                        "expired" => Some(Outcome::Gone("expired")),
-                        _ => None,
-                    },
-                    _ => None,
+                    Some((eid, name)) if *eid == id_text => waiter.look_event(name),
+                    _ => Look::Wait,
                 },
-                Err(RecvError::Lagged(_)) => current(app, id).await?,
-                Err(RecvError::Closed) => Some(Outcome::Stopping),
+                Err(RecvError::Lagged(_)) => current(app, waiter).await?,
+                Err(RecvError::Closed) => Look::Gone(GiveUp::Stopping),
             },
-            _ = recheck => current(app, id).await?,
-            _ = tokio::time::sleep_until(deadline) => Some(Outcome::TimedOut),
-            _ = async { let _ = stopping.wait_for(|s| *s).await; } => Some(Outcome::Stopping),
+            _ = recheck => current(app, waiter).await?,
+            _ = tokio::time::sleep_until(deadline) => Look::Gone(GiveUp::Timeout),
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => Look::Gone(GiveUp::Stopping),
         };
-        if let Some(o) = found {
-            return Ok(o);
+        if look != Look::Wait {
+            return Ok(look);
         }
     }
 }
 
 /// Reads the approval's state without taking the write lock.
-async fn current(app: &App, id: ApprovalId) -> Result<Option<Outcome>, ApiError> {
+async fn current(app: &App, waiter: &Waiter) -> Result<Look, ApiError> {
     let store = app.store.clone();
-    let now = app.clock.now_ms();
+    let id = waiter.id();
     let approval = tokio::task::spawn_blocking(move || store.read_approval(&id))
         .await
         .map_err(|_| ApiError::internal("reading the approval failed"))??;
-    let Some(a) = approval else {
-        return Ok(Some(Outcome::Gone("removed")));
-    };
-    Ok(match a.state {
-        ApprovalState::Pending if now >= a.expires_ms => Some(Outcome::Gone("expired")),
-        ApprovalState::Pending => None,
-        ApprovalState::Approved | ApprovalState::Denied | ApprovalState::Consumed => {
-            Some(Outcome::Resolved)
-        }
-        ApprovalState::Expired => Some(Outcome::Gone("expired")),
-    })
+    Ok(waiter.look(approval.as_ref(), app.clock.now_ms()))
 }
 
 #[cfg(test)]

@@ -388,6 +388,8 @@ pub struct ReqwestConn {
 impl ReqwestConn {
     /// A client for `target` (connects on first use).
     pub fn new(target: &Target) -> anyhow::Result<Self> {
+        // reqwest is built without a TLS crypto provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(1)
             .tcp_nodelay(true)

@@ -35,6 +35,12 @@ impl Drop for Daemon {
     }
 }
 
+/// A reqwest client (reqwest is built without a TLS provider of its own).
+fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 fn temp_dir() -> PathBuf {
     let mut b = [0u8; 8];
     getrandom::fill(&mut b).unwrap();
@@ -88,7 +94,7 @@ async fn start(policy: &str) -> Daemon {
         url,
         store,
         dir,
-        http: reqwest::Client::new(),
+        http: client(),
         stop: Some(stop),
     }
 }
@@ -942,7 +948,7 @@ async fn the_hook_answers_deny_in_time_when_the_store_is_locked() {
     let started = std::time::Instant::now();
     let body = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                       "tool_input": {"command": "rm -rf /"}, "session_id": "s"});
-    let resp = reqwest::Client::new()
+    let resp = client()
         .post(format!("{}/v1/hooks/claude-code", d.url))
         .bearer_auth(AGENT)
         .body(body.to_string())
@@ -1042,7 +1048,7 @@ async fn stopping_releases_waiting_calls_with_a_recorded_block() {
     let mut d = start(DEFAULT_POLICY).await;
     let url = d.url.clone();
     let waiter = tokio::spawn(async move {
-        let resp = reqwest::Client::new()
+        let resp = client()
             .post(format!("{url}/v1/check?wait=60s"))
             .bearer_auth(AGENT)
             .body(exec("git push origin main").to_string())

@@ -1,23 +1,21 @@
 //! Resolving an escalation against the approvals of its exact call:
 //! consume a live one, join a pending one (re-judged on today's terms), or
-//! create one and let the automated approvers vote.
+//! create one. The automated approvers vote once that is committed
+//! (`factors.rs`).
 
 use crate::clock::random_bytes;
 use crate::gate::{Gate, Judged};
-use crate::operator::{approval_event, expire_quietly, vote_event};
+use crate::operator::{approval_event, expire_quietly};
 use crate::{StoreError, Tx};
 use serde_json::Value;
 use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Terms, Vote, check_vote,
-    relay_identity, requirement, unbindable_number,
+    Approval, ApprovalId, ApprovalState, Terms, relay_identity, requirement, unbindable_number,
 };
-use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::Assessment;
 use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
 use toolgate_core::normalize::NormalizedCall;
 use toolgate_core::redact::redact_text;
-use toolgate_core::shell::Analyses;
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 
 /// What one escalation turned into.
@@ -100,10 +98,8 @@ impl Gate {
                     });
                 }
                 if a.state == ApprovalState::Pending {
-                    if changed {
-                        // New terms: the automated approvers judge again.
-                        return self.conclude(tx, call, assessment, a, now, trace, events);
-                    }
+                    // On new terms the automated approvers judge again,
+                    // once this is committed (`Gate::run_factors`).
                     return Ok(Resolution {
                         decision: pending_decision(d, &a),
                         events,
@@ -163,116 +159,12 @@ impl Gate {
         };
         tx.put_approval(&a)?;
         events.push(approval_event(trace, now, AuditKind::ApprovalCreated, &a));
-        self.conclude(tx, call, assessment, a, now, trace, events)
-    }
-
-    /// Lets the automated approvers vote on a pending approval, then
-    /// settles it: approved (and consumed by this very call), denied, or
-    /// still pending.
-    #[allow(clippy::too_many_arguments)]
-    fn conclude(
-        &self,
-        tx: &mut dyn Tx,
-        call: &ToolCall,
-        assessment: &Assessment,
-        mut a: Approval,
-        now: i64,
-        trace: &str,
-        mut events: Vec<AuditEvent>,
-    ) -> Result<Resolution, StoreError> {
-        let d = &assessment.decision;
-        let mut votes = tx.votes(&a.id)?;
-        let analyses = &assessment.call.analyses;
-        let cast = self.automated_votes(tx, call, &a, &votes, now, trace, analyses, &mut events)?;
-        votes.retain(|v| !cast.iter().any(|c| c.identity == v.identity));
-        votes.extend(cast);
-        match a.settle(&votes, now) {
-            Tally::Pending { .. } => Ok(Resolution {
-                decision: pending_decision(d, &a),
-                events,
-            }),
-            Tally::Denied { .. } => {
-                tx.put_approval(&a)?;
-                events.push(approval_event(trace, now, AuditKind::ApprovalDenied, &a));
-                let reason = format!(
-                    "{} (the call: {})",
-                    a.resolution.as_deref().unwrap_or("denied"),
-                    d.reason
-                );
-                Ok(Resolution {
-                    decision: rewrite(d, Verdict::Block, &reason),
-                    events,
-                })
-            }
-            Tally::Approved { .. } => {
-                events.push(approval_event(trace, now, AuditKind::ApprovalApproved, &a));
-                a.consume(now);
-                tx.put_approval(&a)?;
-                events.push(approval_event(trace, now, AuditKind::ApprovalConsumed, &a));
-                let reason = format!(
-                    "{} for: {}",
-                    a.resolution.as_deref().unwrap_or("approved"),
-                    d.reason
-                );
-                Ok(Resolution {
-                    decision: rewrite(d, Verdict::Allow, &reason),
-                    events,
-                })
-            }
-        }
-    }
-
-    /// Asks the automated approvers the quorum admits, recording their votes.
-    #[allow(clippy::too_many_arguments)]
-    fn automated_votes(
-        &self,
-        tx: &mut dyn Tx,
-        call: &ToolCall,
-        a: &Approval,
-        existing: &[Vote],
-        now: i64,
-        trace: &str,
-        analyses: &Analyses,
-        events: &mut Vec<AuditEvent>,
-    ) -> Result<Vec<Vote>, StoreError> {
-        let rules = RulesApprover;
-        let mut approvers: Vec<&dyn Approver> = Vec::new();
-        if a.quorum.admits(ApproverKind::RulesBased) {
-            approvers.push(&rules);
-        }
-        if let Some(llm) = &self.llm
-            && a.quorum.admits(ApproverKind::LlmEvaluation)
-        {
-            approvers.push(&**llm);
-        }
-        let mut votes = Vec::new();
-        for approver in approvers {
-            let vote = approver.evaluate(&self.engine, call, &self.base, a.risk, analyses);
-            let (approve, reason) = match vote {
-                FactorVote::Approve(r) => (true, r),
-                FactorVote::Deny(r) => (false, r),
-                FactorVote::Abstain => continue,
-            };
-            let v = Vote {
-                approval: a.id,
-                kind: approver.kind(),
-                identity: approver.identity(),
-                approve,
-                reason: Some(redact_text(&reason).into_owned()),
-                relayed: false,
-                channel: "policy".to_string(),
-                risk: a.risk,
-                generation: a.generation,
-                at_ms: now,
-            };
-            let seen: Vec<Vote> = existing.iter().chain(&votes).cloned().collect();
-            if check_vote(a, &seen, &v, now).is_ok() {
-                tx.put_vote(&v)?;
-                events.push(vote_event(trace, now, &v, None));
-                votes.push(v);
-            }
-        }
-        Ok(votes)
+        // The automated approvers vote once this is committed, outside the
+        // write lock (`Gate::run_factors`).
+        Ok(Resolution {
+            decision: pending_decision(d, &a),
+            events,
+        })
     }
 }
 

@@ -52,11 +52,19 @@ pub struct Judged {
     knowledge: Option<Lookup>,
 }
 
+impl Judged {
+    /// The shell analyses the engine made of the call (none for a relayed
+    /// approval or an acknowledgement, which the engine does not judge).
+    pub(crate) fn analyses(&self) -> Option<&toolgate_core::shell::Analyses> {
+        self.assessment.as_ref().map(|a| &a.call.analyses)
+    }
+}
+
 /// Decides calls with an engine and a store.
 pub struct Gate {
     pub(crate) engine: Arc<Engine>,
     store: Arc<dyn Store>,
-    clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
     pub(crate) base: Env,
     pub(crate) llm: Option<Arc<dyn Approver>>,
     knowledge: Arc<KnowledgeBase>,
@@ -188,12 +196,19 @@ impl Gate {
             .map(|mut d| d.swap_remove(0))
     }
 
-    /// Decides several calls, in order, recording them in one transaction.
-    /// Returns only after it is committed; on an error nothing is recorded
-    /// and no decision is returned.
+    /// Decides several calls, in order, recording them in one transaction,
+    /// then lets the automated approvers vote on any approval they created
+    /// ([`Gate::run_factors`]). Returns only after everything is
+    /// committed; if recording fails nothing is recorded and no decision is
+    /// returned.
     pub fn check_batch(&self, calls: &[ToolCall]) -> Result<Vec<Decision>, StoreError> {
         let judged: Vec<Judged> = calls.iter().map(|c| self.judge(c.clone())).collect();
-        self.record_batch(&judged)
+        let decisions = self.record_batch(&judged)?;
+        judged
+            .iter()
+            .zip(decisions)
+            .map(|(j, d)| self.factors_for(j, d))
+            .collect()
     }
 
     /// The CPU half of a check: the engine's judgement, with no lock held
@@ -231,7 +246,9 @@ impl Gate {
 
     /// The I/O half: resolves escalations and records the judged calls, in
     /// order, in one transaction; answers only once it is committed. Calls
-    /// should have been judged by this gate (same policy).
+    /// should have been judged by this gate (same policy). The automated
+    /// approvers are not asked here: call [`Gate::run_factors`] on each
+    /// escalation afterwards, outside any lock that holds up other calls.
     pub fn record_batch(&self, judged: &[Judged]) -> Result<Vec<Decision>, StoreError> {
         let mut tx = self.store.begin()?;
         let mut out = Vec::with_capacity(judged.len());

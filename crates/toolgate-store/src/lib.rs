@@ -14,6 +14,7 @@ mod audit_log;
 mod clock;
 mod error;
 mod escalation;
+mod factors;
 mod gate;
 mod knowledge;
 mod memory;

@@ -205,11 +205,24 @@ pub(crate) fn vote_in(
     now: i64,
     trace: &str,
 ) -> Result<Result<VoteOutcome, VoteRefused>, StoreError> {
+    vote_as_in(tx, id, ApproverKind::UserRequest, input, now, trace)
+}
+
+/// [`vote_in`] for a vote of approver kind `kind` (automated approvers vote
+/// through here, on the same checks as people).
+pub(crate) fn vote_as_in(
+    tx: &mut dyn Tx,
+    id: &ApprovalId,
+    kind: ApproverKind,
+    input: VoteInput,
+    now: i64,
+    trace: &str,
+) -> Result<Result<VoteOutcome, VoteRefused>, StoreError> {
     let mut a = tx.approval(id)?.ok_or(StoreError::NotFound(*id))?;
     expire(tx, &mut a, trace, now)?;
     let v = Vote {
         approval: a.id,
-        kind: ApproverKind::UserRequest,
+        kind,
         identity: redact_text(input.identity.trim()).into_owned(),
         approve: input.approve,
         reason: input.reason.map(|r| redact_text(&r).into_owned()),

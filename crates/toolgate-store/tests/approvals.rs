@@ -786,3 +786,55 @@ fn a_waiter_follows_its_approval_to_an_answer_or_gives_up_on_expiry() {
     assert!(recorded.audit_seq.is_some());
     assert_eq!(recorded.approval.unwrap().id, id2.to_string());
 }
+
+#[test]
+fn automated_approvers_vote_after_the_escalation_is_committed() {
+    use toolgate_store::Store;
+    let dir = TempDir::new("factors-after");
+    let clock = Arc::new(ManualClock::new(T0));
+    let policy = r#"
+[approvals]
+require_user = []
+[[approvals.rule]]
+name = "staging"
+approve = ["exec(kubectl apply -f staging.yaml)"]
+"#;
+    let s = store(&dir.0);
+    let g = gate(s.clone(), policy, clock);
+    let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
+    assert_eq!(
+        (d.decision, d.layer),
+        (Verdict::Allow, Layer::Approval),
+        "{d:?}"
+    );
+    let mut rows: Vec<serde_json::Value> = Vec::new();
+    s.scan_audit(0, &mut |r| {
+        rows.push(serde_json::from_str(&r.entry).unwrap());
+        true
+    })
+    .unwrap();
+    let kinds: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r["kind"] != "verdict")
+        .map(|r| (r["kind"].as_str().unwrap(), r["trace"].as_str().unwrap()))
+        .collect();
+    let names: Vec<&str> = kinds.iter().map(|k| k.0).collect();
+    assert_eq!(
+        names,
+        [
+            "approval.created",
+            "decision",
+            "approval.vote",
+            "approval.approved",
+            "approval.consumed",
+            "decision"
+        ],
+        "{rows:#?}"
+    );
+    // The escalation, the rules' vote and the retry are three transactions.
+    assert_ne!(kinds[1].1, kinds[2].1);
+    assert_ne!(kinds[3].1, kinds[4].1);
+    let vote = &rows.iter().find(|r| r["kind"] == "approval.vote").unwrap()["data"];
+    assert_eq!(vote["identity"], "rules_based");
+    assert_eq!(vote["channel"], "policy");
+}

@@ -61,13 +61,28 @@ fn parse_wait(text: &str) -> Result<Duration, ApiError> {
     Ok(d)
 }
 
-/// Decides one call through the group-commit worker and counts it.
+/// Decides one call through the group-commit worker and counts it; an
+/// escalation then goes to the automated approvers (rules, model), off the
+/// commit thread, whose votes may settle it at once.
 pub async fn decide(app: &App, call: ToolCall) -> Result<Decision, ApiError> {
     let start = Instant::now();
     let tool = kind_of(&call.tool).as_str();
-    let d = app.checker.check(call).await?;
+    let d = app.checker.check(call.clone()).await?;
     count(app, &d, tool, start.elapsed());
-    Ok(d)
+    if d.decision != Verdict::Escalate {
+        return Ok(d);
+    }
+    let gate = app.gate.load_full();
+    let escalated = d.clone();
+    let settled = tokio::task::spawn_blocking(move || gate.run_factors(&call, d))
+        .await
+        .map_err(|_| ApiError::internal("asking the automated approvers failed"))??;
+    if settled != escalated {
+        // Their votes settled it and the call was recorded again.
+        app.committed.notify_one();
+        count(app, &settled, tool, start.elapsed());
+    }
+    Ok(settled)
 }
 
 /// Counts a recorded decision in the stats and metrics (every decision the

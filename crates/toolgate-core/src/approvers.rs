@@ -4,7 +4,8 @@
 
 use crate::approval::ApproverKind;
 use crate::engine::Engine;
-use crate::model::{RiskClass, ToolCall};
+use crate::engine::{Assessment, THRESHOLD_RULE};
+use crate::model::{Layer, RiskClass, ToolCall, Verdict};
 use crate::normalize::{ToolKind, normalize};
 use crate::paths::Env;
 use crate::policy::ApprovalRule;
@@ -40,6 +41,25 @@ pub trait Approver: Send + Sync {
         class: RiskClass,
         analyses: &Analyses,
     ) -> FactorVote;
+}
+
+/// Whether the static stage is unsure of a call, and so whether the model
+/// approver (seed 001's fast model stage) is asked about it: an escalation
+/// of class R3 or lower that only the clarity × stakes score raised
+/// ([`THRESHOLD_RULE`]), with no layer finding anything to escalate or
+/// block. Clear cases are never asked: an allow, a block, an escalation by
+/// a policy rule, the catalogue, a tool's own class, the scope profile or
+/// unreadable input (findings, not guesses), and anything R4.
+pub fn is_unsure(assessment: &Assessment) -> bool {
+    let d = &assessment.decision;
+    d.decision == Verdict::Escalate
+        && d.layer == Layer::Risk
+        && d.risk <= RiskClass::R3
+        && assessment
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict != Verdict::Allow)
+            .all(|v| v.layer == Layer::Risk && v.rule.as_deref() == Some(THRESHOLD_RULE))
 }
 
 /// The `rules_based` approver: approves when one of the policy's
@@ -118,4 +138,43 @@ fn rule_covers(
             .commands
             .iter()
             .all(|c| rule.approve.iter().any(|r| r.matches_exec_strict(c)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_unsure;
+    use crate::engine::Engine;
+    use crate::model::ToolCall;
+    use crate::paths::Env;
+    use crate::policy::Policy;
+
+    fn unsure(policy: &str, call: &str) -> bool {
+        let engine = Engine::new(Policy::from_toml_str(policy, "p.toml").unwrap());
+        let call: ToolCall = serde_json::from_str(call).unwrap();
+        is_unsure(&engine.decide(&call, &Env::new("/home/dev", "/home/dev/proj")))
+    }
+
+    #[test]
+    fn only_escalations_the_score_alone_raised_are_unsure() {
+        let low = "[risk]\nescalation_threshold = 2\n";
+        // Nothing found, but the score reaches a (very low) threshold.
+        assert!(unsure(
+            low,
+            r#"{"tool":"exec","params":{"command":"ls -la"}}"#
+        ));
+        // Findings are not guesses: a tool's own class, the catalogue, a block.
+        for call in [
+            r#"{"tool":"cron","params":{"action":"add","schedule":"* * * * *"}}"#,
+            r#"{"tool":"exec","params":{"command":"git push --force origin main"}}"#,
+            r#"{"tool":"exec","params":{"command":"rm -rf /"}}"#,
+            r#"{"tool":"exec","params":{"command":"ls -la"}}"#,
+        ] {
+            assert!(!unsure("", call), "{call}");
+        }
+        // A finding next to the score is still a finding.
+        assert!(!unsure(
+            low,
+            r#"{"tool":"exec","params":{"command":"scp file.txt user@host:/tmp"}}"#
+        ));
+    }
 }

@@ -26,6 +26,11 @@ pub struct LayerVerdict {
     pub rule: Option<String>,
 }
 
+/// The `rule` of the risk layer's verdict when the clarity × stakes score
+/// alone escalated a call (seed 000's gate V): a guess, not a finding, and
+/// the one kind of escalation the model stage is asked about.
+pub const THRESHOLD_RULE: &str = "escalation_threshold";
+
 /// A decision with everything that led to it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assessment {
@@ -309,14 +314,14 @@ impl Engine {
                 class,
                 layer: Layer::Risk,
                 reason,
-                rule: None,
+                rule: Some(THRESHOLD_RULE.to_string()),
             };
             verdicts.push(LayerVerdict {
                 layer: Layer::Risk,
                 verdict: c.verdict,
                 class,
                 reason: c.reason.clone(),
-                rule: None,
+                rule: c.rule.clone(),
             });
             decided = Some(c);
         }

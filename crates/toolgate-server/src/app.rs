@@ -147,13 +147,15 @@ impl App {
 
     /// Swaps in a newly loaded engine; the next batch decides with it.
     pub fn install(&self, engine: Engine) {
-        let gate = Gate::new(
-            Arc::new(engine),
-            self.store.clone(),
-            self.clock.clone(),
-            self.base.clone(),
-        )
-        .with_knowledge_stats(self.gate.load().knowledge().stats().clone());
+        let gate = crate::model_stage::attach(
+            Gate::new(
+                Arc::new(engine),
+                self.store.clone(),
+                self.clock.clone(),
+                self.base.clone(),
+            )
+            .with_knowledge_stats(self.gate.load().knowledge().stats().clone()),
+        );
         self.gate.store(Arc::new(gate));
     }
 

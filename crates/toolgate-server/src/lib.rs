@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod listen;
 pub mod metrics;
+pub mod model_stage;
 pub mod records;
 pub mod reload;
 pub mod stats;
@@ -115,12 +116,12 @@ impl Server {
             .unwrap_or_else(|_| config.listen.to_string());
         crate::metrics::install();
         let origin = engine.policy().origin().to_string();
-        let gate = Arc::new(ArcSwap::from_pointee(Gate::new(
+        let gate = Arc::new(ArcSwap::from_pointee(model_stage::attach(Gate::new(
             Arc::new(engine),
             config.store.clone(),
             config.clock.clone(),
             config.base.clone(),
-        )));
+        ))));
         let committed = Arc::new(tokio::sync::Notify::new());
         let checker =
             checker::Checker::start(gate.clone(), committed.clone()).map_err(StartError::Thread)?;

@@ -1171,3 +1171,118 @@ async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
     assert!(!v.to_string().contains("Hunter2"));
     let _ = std::fs::remove_dir_all(&sops);
 }
+
+/// What the fake model endpoint answers.
+#[derive(Clone, Copy)]
+enum ModelReply {
+    /// At once: R1 with high confidence.
+    Confident,
+    /// After 2 s (the policy's timeout is 300 ms).
+    Slow,
+    /// 500.
+    Broken,
+}
+
+/// A fake OpenAI-compatible endpoint; returns its `/v1` base URL, the
+/// reply setting and the number of requests it got.
+async fn fake_model() -> (
+    String,
+    Arc<std::sync::Mutex<ModelReply>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use axum::routing::post;
+    let reply = Arc::new(std::sync::Mutex::new(ModelReply::Confident));
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (r, h) = (reply.clone(), hits.clone());
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |body: String| {
+            let (r, h) = (r.clone(), h.clone());
+            async move {
+                h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                assert!(body.contains("toolgate_risk"), "{body}");
+                let mode = *r.lock().unwrap();
+                let content = r#"{"risk_class":"R1","confidence":0.93,"labels":["read-only"],"rationale":"lists a directory"}"#;
+                let ok = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).to_string();
+                match mode {
+                    ModelReply::Confident => (axum::http::StatusCode::OK, ok),
+                    ModelReply::Slow => {
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        (axum::http::StatusCode::OK, ok)
+                    }
+                    ModelReply::Broken => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "down".into()),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (url, reply, hits)
+}
+
+#[tokio::test]
+async fn the_model_stage_votes_on_unsure_calls_and_abstains_on_a_timeout() {
+    let (url, reply, hits) = fake_model().await;
+    // A threshold so low that `ls` escalates on its score alone: unsure.
+    let policy = format!(
+        r#"[risk]
+escalation_threshold = 2
+
+[approvals]
+allowed_approvers = ["user_request", "llm_evaluation"]
+require_user = []
+
+[approvals.model]
+base_url = "{url}"
+model = "fake"
+timeout = "300ms"
+max_auto_approve = "R2"
+"#
+    );
+    let d = start(&policy).await;
+    let hit_count = || hits.load(std::sync::atomic::Ordering::SeqCst);
+
+    // Unsure, and the model is confident it is R1: its vote meets the quorum.
+    let v = d.check(exec("ls -la")).await;
+    assert_eq!(
+        (v["decision"].as_str(), v["layer"].as_str()),
+        (Some("allow"), Some("approval")),
+        "{v}"
+    );
+    assert!(
+        v["reason"].as_str().unwrap().contains("llm_evaluation"),
+        "{v}"
+    );
+    assert_eq!(hit_count(), 1);
+    let (_, list) = d.get("/v1/approvals?all=true", Some(OPERATOR)).await;
+    let vote = &list["approvals"][0]["votes"][0];
+    assert_eq!(
+        (vote["identity"].as_str(), vote["kind"].as_str()),
+        (Some("llm_evaluation"), Some("llm_evaluation"))
+    );
+    assert!(vote["reason"].as_str().unwrap().contains("R1"), "{vote}");
+
+    // Slow: it abstains at its timeout and the static decision stands (had
+    // it waited, the slow answer would have approved).
+    *reply.lock().unwrap() = ModelReply::Slow;
+    let v = d.check(exec("ls -l /tmp")).await;
+    assert_eq!(v["decision"], "escalate", "{v}");
+    assert_eq!(hit_count(), 2);
+
+    // Down: the same.
+    *reply.lock().unwrap() = ModelReply::Broken;
+    assert_eq!(d.check(exec("ls -l /var")).await["decision"], "escalate");
+    assert_eq!(hit_count(), 3);
+
+    // Sure cases are never sent: a catalogue finding, a block.
+    *reply.lock().unwrap() = ModelReply::Confident;
+    assert_eq!(
+        d.check(exec("git push --force origin main")).await["decision"],
+        "escalate"
+    );
+    assert_eq!(d.check(exec("rm -rf /")).await["decision"], "block");
+    assert_eq!(hit_count(), 3, "the model was asked about a clear case");
+}

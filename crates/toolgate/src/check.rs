@@ -66,6 +66,10 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
     })?;
     let policy =
         Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
+    if let Some(stage) = &policy.approvals().model {
+        toolgate_server::model_stage::check_stage(stage)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    }
     let Some(rel) = policy.profile_path() else {
         return Ok(policy);
     };

@@ -98,11 +98,9 @@ impl Decider {
             None => {
                 let engine = load_engine(policy)?;
                 let store = data.open()?;
-                Ok(Decider::Local(Gate::new(
-                    Arc::new(engine),
-                    store,
-                    Arc::new(SystemClock),
-                    base_env(),
+                // With the policy's model approver, as the daemon has it.
+                Ok(Decider::Local(toolgate_server::model_stage::attach(
+                    Gate::new(Arc::new(engine), store, Arc::new(SystemClock), base_env()),
                 )))
             }
         }

@@ -13,6 +13,14 @@
 //! relay = false                      # agent-relayed approval (never for R4)
 //! max_open = 1000                    # open approvals at most; past it escalations block
 //!
+//! [approvals.model]                  # the llm_evaluation approver (see ModelStage)
+//! base_url = "http://127.0.0.1:8080/v1"
+//! model = "qwen2.5-3b-instruct"
+//! api_key_env = "TOOLGATE_MODEL_KEY" # optional; the key itself never in the file
+//! timeout = "800ms"
+//! min_confidence = 0.7
+//! max_auto_approve = "R2"            # the highest class its vote may approve
+//!
 //! [[approvals.rule]]                 # the rules_based approver
 //! name = "owners may message the team channel"
 //! approve = ["message(send)"]
@@ -46,6 +54,24 @@ pub struct ApprovalRule {
     pub max_risk: RiskClass,
 }
 
+/// `[approvals.model]`: the model approver (`llm_evaluation`, seed 001's
+/// fast model stage). It is asked only about escalations the static stage
+/// is unsure of ([`crate::approvers::is_unsure`]), only when
+/// `allowed_approvers` lets it vote, and its vote is a factor like any
+/// other: the policy's quorum decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelStage {
+    /// The client's settings as written (`base_url`, `model`,
+    /// `api_key_env`, `timeout`, `min_confidence`, `max_tokens`,
+    /// `temperature`), checked by whoever builds the client (the daemon).
+    pub client: toml::Table,
+    /// The highest risk class its vote may approve (default R2, at most
+    /// R3: an R4 call always needs people).
+    pub max_auto_approve: RiskClass,
+    /// Where the table starts in the policy file (1-based line).
+    pub line: usize,
+}
+
 /// `[approvals]`: how pending approvals behave and who may approve.
 #[derive(Debug, Clone)]
 pub struct ApprovalSettings {
@@ -70,6 +96,8 @@ pub struct ApprovalSettings {
     /// Past it a new escalation is blocked: an agent sending endless
     /// distinct risky calls cannot bury the operators or fill the store.
     pub max_open: u32,
+    /// The model approver, when `[approvals.model]` configures one.
+    pub model: Option<ModelStage>,
     quorum: [u32; 5],
     require_user: [bool; 5],
 }
@@ -107,6 +135,7 @@ impl Default for ApprovalSettings {
             operators: Vec::new(),
             rules: Vec::new(),
             max_open: 1000,
+            model: None,
             quorum: [1, 1, 1, 1, 2],
             require_user: [false, false, false, true, true],
         }
@@ -209,6 +238,57 @@ pub(super) fn parse_approvals(
         if !out.operators.iter().any(|o| o == n) {
             out.operators.push(n.to_string());
         }
+    }
+    if let Some(m) = &a.model {
+        let start = m.span().start;
+        let mut client = m.get_ref().clone();
+        let max_auto_approve = match client.remove("max_auto_approve") {
+            None => RiskClass::R2,
+            Some(toml::Value::String(c)) => match RiskClass::parse(&c) {
+                Some(RiskClass::R4) => {
+                    return Err(at(
+                        start,
+                        ErrorKind::Value,
+                        "[approvals.model] max_auto_approve = \"R4\" is refused: R4 calls always need people; use R3 at most".to_string(),
+                    ));
+                }
+                Some(class) => class,
+                None => {
+                    return Err(at(
+                        start,
+                        ErrorKind::Value,
+                        format!(
+                            "[approvals.model] max_auto_approve = {c:?} is not a risk class — use R0, R1, R2 or R3"
+                        ),
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(at(
+                    start,
+                    ErrorKind::Value,
+                    format!(
+                        "[approvals.model] max_auto_approve must be a risk class such as \"R2\", not {other}"
+                    ),
+                ));
+            }
+        };
+        for key in ["base_url", "model"] {
+            if !client.get(key).is_some_and(toml::Value::is_str) {
+                return Err(at(
+                    start,
+                    ErrorKind::Value,
+                    format!(
+                        "[approvals.model] needs {key} = \"…\" (the OpenAI-compatible endpoint's base URL, e.g. http://127.0.0.1:8080/v1, and the model's name)"
+                    ),
+                ));
+            }
+        }
+        out.model = Some(ModelStage {
+            client,
+            max_auto_approve,
+            line: line_col(src, start).0,
+        });
     }
     for r in &a.rule {
         let span = r.span().start;

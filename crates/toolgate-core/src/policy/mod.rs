@@ -47,7 +47,7 @@ mod tests;
 mod url;
 
 use crate::knowledge::settings::KnowledgeSettings;
-pub use approvals::{ApprovalRule, ApprovalSettings};
+pub use approvals::{ApprovalRule, ApprovalSettings, ModelStage};
 pub use error::{ErrorKind, PolicyError, RuleError};
 pub use hooks::{HookSettings, MAX_HOLD};
 pub use rule::Rule;

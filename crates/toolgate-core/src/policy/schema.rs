@@ -55,6 +55,7 @@ pub(super) struct RawApprovals {
     pub(super) operators: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) rule: Vec<Spanned<RawApprovalRule>>,
+    pub(super) model: Option<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Deserialize)]

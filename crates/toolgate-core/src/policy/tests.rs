@@ -633,3 +633,51 @@ max_risk = "R2"
         parse("[[approvals.rule]]\napprove = [\"exec(ls)\"]\nmax_risks = \"R2\"\n").unwrap_err();
     assert!(e.to_string().contains("max_risks"), "{e}");
 }
+
+#[test]
+fn the_model_stage_parses_and_refuses_what_it_cannot_honour() {
+    let p = parse(
+        r#"[approvals]
+allowed_approvers = ["user_request", "llm_evaluation"]
+
+[approvals.model]
+base_url = "http://127.0.0.1:8080/v1"
+model = "small"
+timeout = "500ms"
+max_auto_approve = "R1"
+"#,
+    )
+    .unwrap();
+    let m = p.approvals().model.as_ref().expect("a model stage");
+    assert_eq!(m.max_auto_approve, RiskClass::R1);
+    assert_eq!(m.client["model"].as_str(), Some("small"));
+    assert!(!m.client.contains_key("max_auto_approve"));
+    let default = parse("[approvals.model]\nbase_url = \"http://x/v1\"\nmodel = \"m\"\n").unwrap();
+    assert_eq!(
+        default.approvals().model.as_ref().unwrap().max_auto_approve,
+        RiskClass::R2
+    );
+    assert!(parse("[approvals]\n").unwrap().approvals().model.is_none());
+    for (src, fragment) in [
+        (
+            "[approvals.model]\nbase_url = \"http://x/v1\"\nmodel = \"m\"\nmax_auto_approve = \"R4\"\n",
+            "always need people",
+        ),
+        (
+            "[approvals.model]\nbase_url = \"http://x/v1\"\nmodel = \"m\"\nmax_auto_approve = \"high\"\n",
+            "not a risk class",
+        ),
+        ("[approvals.model]\nmodel = \"m\"\n", "needs base_url"),
+        (
+            "[approvals.model]\nbase_url = \"http://x/v1\"\n",
+            "needs model",
+        ),
+    ] {
+        let e = parse(src).expect_err(src);
+        assert!(
+            e.message.contains(fragment),
+            "{e}\n  should mention {fragment:?}"
+        );
+        assert!(e.line >= 1, "{e}");
+    }
+}

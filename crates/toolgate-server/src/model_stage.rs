@@ -1,0 +1,127 @@
+//! The model approver (`llm_evaluation`, seed 001's fast model stage) as
+//! the daemon runs it: built from the policy's `[approvals.model]`, asked
+//! by `Gate::run_factors` after an escalation is committed, only about
+//! escalations the static stage is unsure of, within its own timeout. The
+//! policy's quorum, not the model, decides; the model's vote (with its
+//! class, confidence, labels and rationale) is audited like anyone's.
+
+use std::sync::Arc;
+use toolgate_core::approval::ApproverKind;
+use toolgate_core::approvers::{Approver, FactorVote, is_unsure};
+use toolgate_core::engine::{Engine, LayerVerdict};
+use toolgate_core::model::{RiskClass, ToolCall, Verdict};
+use toolgate_core::paths::Env;
+use toolgate_core::policy::ModelStage;
+use toolgate_core::shell::Analyses;
+use toolgate_model::{
+    ContextPackage, ModelClient, ModelConfig, ModelOutcome, StaticAssessment, vote_for,
+};
+use toolgate_store::Gate;
+
+/// The identity the model's votes carry (one vote per approval).
+pub const IDENTITY: &str = "llm_evaluation";
+
+/// The `llm_evaluation` approver over an OpenAI-compatible endpoint.
+pub struct ModelApprover {
+    client: ModelClient,
+    max_auto_approve: RiskClass,
+    min_confidence: f64,
+}
+
+/// The client settings `stage` holds, checked (unknown keys, a bad URL or
+/// timeout, a confidence outside 0..=1); the key is not read.
+pub fn check_stage(stage: &ModelStage) -> Result<ModelConfig, String> {
+    let config: ModelConfig = toml::Value::Table(stage.client.clone())
+        .try_into()
+        .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
+    config
+        .validate()
+        .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
+    Ok(config)
+}
+
+impl ModelApprover {
+    /// The approver `stage` describes, reading its key from the environment
+    /// variable it names; the error says what to fix.
+    pub fn from_stage(stage: &ModelStage) -> Result<ModelApprover, String> {
+        let config = check_stage(stage)?;
+        let min_confidence = config.min_confidence;
+        let client = ModelClient::from_env(config)
+            .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
+        Ok(ModelApprover {
+            client,
+            max_auto_approve: stage.max_auto_approve,
+            min_confidence,
+        })
+    }
+}
+
+impl Approver for ModelApprover {
+    fn kind(&self) -> ApproverKind {
+        ApproverKind::LlmEvaluation
+    }
+
+    fn identity(&self) -> String {
+        IDENTITY.to_string()
+    }
+
+    fn evaluate(
+        &self,
+        engine: &Engine,
+        call: &ToolCall,
+        base: &Env,
+        class: RiskClass,
+        _analyses: &Analyses,
+    ) -> FactorVote {
+        // The static stage's own answer says whether it was sure.
+        let assessment = engine.decide(call, base);
+        if !is_unsure(&assessment) {
+            return FactorVote::Abstain;
+        }
+        let reasons = concerns(&assessment.verdicts);
+        let ctx = ContextPackage::from_normalized(
+            call,
+            &assessment.call,
+            StaticAssessment {
+                risk_class: class,
+                reasons,
+            },
+        );
+        let outcome = self.client.assess_blocking(&ctx);
+        let label = match &outcome {
+            ModelOutcome::Assessed(_) => "assessed",
+            ModelOutcome::Abstained(a) => {
+                tracing::info!(abstained = %a, "the model approver abstained");
+                "abstained"
+            }
+        };
+        metrics::counter!("toolgate_model_assessments_total", "outcome" => label).increment(1);
+        vote_for(&outcome, class, self.max_auto_approve, self.min_confidence)
+    }
+}
+
+/// The reasons of the layers that did not simply allow.
+fn concerns(verdicts: &[LayerVerdict]) -> Vec<String> {
+    verdicts
+        .iter()
+        .filter(|v| v.verdict != Verdict::Allow)
+        .map(|v| v.reason.clone())
+        .collect()
+}
+
+/// `gate` with the model approver its policy configures, if it can be
+/// built. One that cannot (a key variable unset, a bad URL) is left out
+/// and logged: the quorum is then computed without it, which is stricter
+/// (a policy that needs its vote blocks with `insufficient-factors`).
+pub fn attach(gate: Gate) -> Gate {
+    let Some(stage) = gate.engine().policy().approvals().model.clone() else {
+        return gate;
+    };
+    match ModelApprover::from_stage(&stage) {
+        Ok(approver) => gate.with_llm_approver(Arc::new(approver)),
+        Err(e) => {
+            tracing::error!(error = %e, "the model approver is not available; deciding without it");
+            gate
+        }
+    }
+}

@@ -60,6 +60,8 @@ pub enum AuditKind {
     MemoryChanged,
     /// A named operator was added, given a new token, or removed.
     OperatorChanged,
+    /// An emergency bypass started, ended, or approved one approval.
+    Bypass,
 }
 
 impl AuditKind {
@@ -83,6 +85,7 @@ impl AuditKind {
             AuditKind::KnowledgeError => "knowledge.error",
             AuditKind::MemoryChanged => "memory.changed",
             AuditKind::OperatorChanged => "operator.changed",
+            AuditKind::Bypass => "bypass",
         }
     }
 }

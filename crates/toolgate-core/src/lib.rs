@@ -7,6 +7,7 @@
 pub mod approval;
 pub mod approvers;
 pub mod audit;
+pub mod bypass;
 pub mod catalogue;
 pub mod engine;
 pub mod hex;

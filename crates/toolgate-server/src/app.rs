@@ -91,6 +91,8 @@ pub struct App {
     pub posture: toolgate_core::posture::Posture,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,
+    /// The emergency bypasses active as last read (`/v1/state`).
+    pub bypasses: Mutex<Vec<toolgate_store::Bypass>>,
 }
 
 impl App {
@@ -155,6 +157,12 @@ impl App {
                 self.base.clone(),
             )
             .with_knowledge_stats(self.gate.load().knowledge().stats().clone()),
+        );
+        gate.feed_bypasses(
+            self.bypasses
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         );
         self.gate.store(Arc::new(gate));
     }

@@ -165,6 +165,7 @@ async fn sweep(app: Arc<App>) {
             Ok(Err(e)) => tracing::warn!(error = %e, "cannot expire or count approvals"),
             Err(_) => {}
         }
+        crate::api::bypass::refresh(&app).await;
         for w in app.canaries.sweep(app.clock.now_ms()) {
             crate::api::canary::announce(&app, &w);
         }

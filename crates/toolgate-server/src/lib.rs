@@ -155,6 +155,7 @@ impl Server {
             waiters: Arc::new(tokio::sync::Semaphore::new(
                 MAX_WAITERS.min(listen::max_connections() / 2),
             )),
+            bypasses: Mutex::new(Vec::new()),
         });
         Ok(Server { app, listener })
     }
@@ -207,6 +208,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/decisions", get(api::read::decisions))
         .route("/v1/state", get(api::read::state))
         .route("/v1/whoami", get(api::read::whoami))
+        .route(
+            "/v1/bypass",
+            get(api::bypass::list).post(api::bypass::start),
+        )
+        .route("/v1/bypass/{id}/end", post(api::bypass::end))
         .route("/v1/audit/verify", get(api::read::verify))
         .route("/v1/protocol", get(api::read::protocol))
         .route("/v1/canary", post(api::canary::canary))

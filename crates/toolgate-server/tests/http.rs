@@ -1286,3 +1286,96 @@ max_auto_approve = "R2"
     assert_eq!(d.check(exec("rm -rf /")).await["decision"], "block");
     assert_eq!(hit_count(), 3, "the model was asked about a clear case");
 }
+
+#[tokio::test]
+async fn an_emergency_bypass_lifts_named_layers_until_it_ends_and_can_approve_one_call() {
+    // A threshold so low that `ls` escalates on its score alone.
+    let d = start("[risk]\nescalation_threshold = 2\n").await;
+    assert_eq!(d.check(exec("ls -la")).await["decision"], "escalate");
+
+    // Operators only, with a reason, and never the layers that judge what
+    // a call does.
+    let body = r#"{"layers": ["risk"], "for": "10m", "reason": "incident 42: deploys blocked"}"#;
+    let (s, _) = d.post("/v1/bypass", Some(AGENT), body).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, v) = d
+        .post(
+            "/v1/bypass",
+            Some(OPERATOR),
+            r#"{"layers": ["risk"], "reason": "x"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, v) = d
+        .post(
+            "/v1/bypass",
+            Some(OPERATOR),
+            r#"{"layers": ["exec"], "reason": "incident 42: all of it"}"#,
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be bypassed"),
+        "{v}"
+    );
+
+    let alice = d.add_operator("alice");
+    let (s, v) = d.post("/v1/bypass", Some(&alice), body).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let id = v["bypass"]["id"].as_str().unwrap().to_string();
+    assert_eq!(v["bypass"]["by"], "alice");
+    let (_, state) = d.get("/v1/state", Some(OPERATOR)).await;
+    assert_eq!(state["bypasses"][0]["id"], id.as_str(), "{state}");
+
+    let v = d.check(exec("ls -la /srv")).await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("incident 42"), "{v}");
+    // What the catalogue finds stays.
+    assert_eq!(d.check(exec("rm -rf /")).await["decision"], "block");
+    assert_eq!(
+        d.check(exec("git push --force origin main")).await["decision"],
+        "escalate"
+    );
+
+    let (s, v) = d
+        .post(&format!("/v1/bypass/{id}/end"), Some(OPERATOR), "")
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(d.check(exec("ls -la /opt")).await["decision"], "escalate");
+    let (_, state) = d.get("/v1/state", Some(OPERATOR)).await;
+    assert_eq!(state["bypasses"], json!([]));
+
+    // One approval, at once, whatever its quorum (R4 needs two people).
+    let first = d.check(exec("git push --force origin main")).await;
+    let approval = first["approval"]["id"].as_str().unwrap().to_string();
+    let bypass_one = json!({"approval": approval, "reason": "incident 42: hotfix must ship"});
+    // Not by the person who asked for the call.
+    let (s, v) = d
+        .post("/v1/bypass", Some(&alice), bypass_one.to_string())
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("asked for this call"),
+        "{v}"
+    );
+    let bob = d.add_operator("bob");
+    let (s, v) = d
+        .post("/v1/bypass", Some(&bob), bypass_one.to_string())
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["approval"]["state"], "approved");
+    let retry = d.check(exec("git push --force origin main")).await;
+    assert_eq!(retry["decision"], "allow", "{retry}");
+
+    // Everything is in the audit chain.
+    let (_, list) = d.get("/v1/bypass", Some(OPERATOR)).await;
+    assert_eq!(list["bypasses"].as_array().unwrap().len(), 1);
+    let (s, v) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+}

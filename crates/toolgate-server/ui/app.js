@@ -494,6 +494,9 @@
       case 'stats':
         onStats(msg);
         break;
+      case 'bypass':
+        renderBypasses(msg.active);
+        break;
       case 'lagged':
         // Not in docs/http-api.md, but the daemon sends it when this client
         // fell behind and events were dropped: re-fetch instead.
@@ -1226,6 +1229,22 @@
     }
   }
 
+  /**
+   * The emergency bypasses in force: a banner for as long as one lasts,
+   * saying which layers are lifted, by whom, until when and why.
+   */
+  function renderBypasses(active) {
+    const el = $('bypass-banner');
+    const list = Array.isArray(active) ? active : [];
+    el.hidden = list.length === 0;
+    el.replaceChildren(
+      ...(list.length ? [h('div', null, `Emergency bypass in force (${list.length})`)] : []),
+      ...list.map((b) =>
+        h('p', null, `${(b.layers || []).join(', ')} lifted by ${b.by} until ${new Date(b.until_ms).toLocaleTimeString()}: ${b.reason}`),
+      ),
+    );
+  }
+
   function applyState(st) {
     if (!st) return;
     S.server = st;
@@ -1241,6 +1260,7 @@
     }
     if (st.version) $('version').textContent = `v${st.version}`;
     if (Array.isArray(st.series)) seedSeries(st.series);
+    if (Array.isArray(st.bypasses)) renderBypasses(st.bypasses);
     renderTotals();
     renderStateList();
     if (typeof st.pending_approvals === 'number' && !S.approvals.length) {

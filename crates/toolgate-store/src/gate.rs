@@ -4,6 +4,7 @@
 //! carries the audit sequence number of its record, which is durable by the
 //! time the caller sees it.
 
+use crate::bypass::Bypass;
 use crate::escalation::{Resolution, relay_decision};
 use crate::knowledge::{
     AckError, KnowledgeBase, KnowledgeStats, Lookup, ack_scope, acknowledge_in, put_acks,
@@ -12,7 +13,7 @@ use crate::memory::Shown;
 use crate::operator::{VoteInput, VoteOutcome, vote_in};
 use crate::{Clock, Store, StoreError, Tx, random_hex};
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use toolgate_core::approval::{ApprovalId, BindingHash, VoteRefused, binding_hash, relay_identity};
 use toolgate_core::approvers::Approver;
@@ -68,6 +69,27 @@ pub struct Gate {
     pub(crate) base: Env,
     pub(crate) llm: Option<Arc<dyn Approver>>,
     knowledge: Arc<KnowledgeBase>,
+    /// The bypasses as last read or fed.
+    bypasses: Mutex<BypassCache>,
+}
+
+/// The bypasses a gate applies, and where they came from.
+#[derive(Default)]
+struct BypassCache {
+    /// When the gate last read them itself (Unix ms).
+    read_at: Option<i64>,
+    /// Whether its owner feeds them ([`Gate::feed_bypasses`]).
+    fed: bool,
+    list: Arc<Vec<Bypass>>,
+}
+
+/// How long bypasses read from the store are trusted, in milliseconds.
+pub const BYPASS_FRESH_MS: i64 = 1_000;
+
+/// Bypasses that cannot be read are logged to stderr once per read; none
+/// is applied (stricter).
+fn tracing_warn(e: &StoreError) {
+    eprintln!("toolgate: cannot read the emergency bypasses ({e}); deciding without any");
 }
 
 impl Gate {
@@ -91,6 +113,7 @@ impl Gate {
             base,
             llm: None,
             knowledge,
+            bypasses: Mutex::new(BypassCache::default()),
         }
     }
 
@@ -130,6 +153,51 @@ impl Gate {
     pub fn with_llm_approver(mut self, approver: Arc<dyn Approver>) -> Gate {
         self.llm = Some(approver);
         self
+    }
+
+    /// The layers lifted by the bypasses active now, with a note naming
+    /// them (who, until when, why); `None` when none is. Read from the
+    /// store at most once a second ([`BYPASS_FRESH_MS`]), so a daemon does
+    /// not read it per call and a short-lived process reads it once. A
+    /// store that cannot be read lifts nothing.
+    pub fn active_bypass(&self) -> Option<(Vec<Layer>, String)> {
+        let now = self.clock.now_ms();
+        let mut cache = self.bypasses.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh = cache.fed
+            || cache
+                .read_at
+                .is_some_and(|at| now.saturating_sub(at) < BYPASS_FRESH_MS && now >= at);
+        if !fresh {
+            let read = self.store.read_bypasses().unwrap_or_else(|e| {
+                tracing_warn(&e);
+                Vec::new()
+            });
+            cache.read_at = Some(now);
+            cache.list = Arc::new(read);
+        }
+        let all = cache.list.clone();
+        drop(cache);
+        let active: Vec<&Bypass> = all.iter().filter(|b| b.active(now)).collect();
+        if active.is_empty() {
+            return None;
+        }
+        let mut layers: Vec<Layer> = active.iter().flat_map(|b| b.layers.clone()).collect();
+        layers.dedup();
+        let note = active
+            .iter()
+            .map(|b| b.note())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some((layers, note))
+    }
+
+    /// Hands the gate the bypasses to apply, read by its owner (a daemon
+    /// reads them off the request path, every second and after changing
+    /// one); from then on the gate never reads them itself.
+    pub fn feed_bypasses(&self, list: Vec<Bypass>) {
+        let mut cache = self.bypasses.lock().unwrap_or_else(|p| p.into_inner());
+        cache.fed = true;
+        cache.list = Arc::new(list);
     }
 
     /// The engine deciding calls (its policy, for protocol text and state).
@@ -217,7 +285,14 @@ impl Gate {
     pub fn judge(&self, call: ToolCall) -> Judged {
         let start = Instant::now();
         let special = is_relay(&call) || is_ack(&call);
-        let assessment = (!special).then(|| self.engine.decide(&call, &self.base));
+        let bypass = self.active_bypass();
+        let assessment = (!special).then(|| {
+            let mut a = self.engine.decide(&call, &self.base);
+            if let Some((layers, note)) = &bypass {
+                toolgate_core::bypass::lift(&mut a, layers, note);
+            }
+            a
+        });
         let env = self.engine.env_for(&call, &self.base);
         let binding = binding_hash(&call, &env);
         let shown = shown_call(&call);
@@ -225,9 +300,13 @@ impl Gate {
             Some(a) => crate::escalation::summary(&call, &a.call),
             None => crate::escalation::summary(&call, &normalize(&call, &env)),
         };
+        let knowledge_lifted = bypass
+            .as_ref()
+            .is_some_and(|(layers, _)| layers.contains(&Layer::Knowledge));
         let knowledge = assessment.as_ref().and_then(|a| {
-            let wanted =
-                self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
+            let wanted = self.knowledge.settings().enabled()
+                && a.decision.decision != Verdict::Block
+                && !knowledge_lifted;
             wanted.then(|| {
                 self.knowledge
                     .lookup(&*self.store, &a.call, &env, a.decision.risk)

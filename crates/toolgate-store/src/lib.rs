@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod audit_log;
+mod bypass;
 mod clock;
 mod error;
 mod escalation;
@@ -25,6 +26,7 @@ mod sqlite;
 mod waiting;
 
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};
+pub use bypass::{Bypass, MAX_BYPASS, bypass_approval, end_bypass, start_bypass};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
 pub use gate::{ACK_TOOLS, Gate, Judged, RELAY_TOOLS};
@@ -135,6 +137,10 @@ pub trait Store: Send + Sync {
     /// once).
     fn read_operators(&self) -> Result<Vec<Operator>, StoreError>;
 
+    /// Every emergency bypass recorded, ended and lapsed ones included;
+    /// read without taking the write lock.
+    fn read_bypasses(&self) -> Result<Vec<Bypass>, StoreError>;
+
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;
 
@@ -197,6 +203,10 @@ pub trait Tx {
     fn operators(&mut self) -> Result<Vec<Operator>, StoreError>;
     /// Adds or replaces the operator with this name.
     fn put_operator(&mut self, operator: &Operator) -> Result<(), StoreError>;
+    /// Every emergency bypass recorded.
+    fn bypasses(&mut self) -> Result<Vec<Bypass>, StoreError>;
+    /// Adds or replaces the bypass with this id.
+    fn put_bypass(&mut self, bypass: &Bypass) -> Result<(), StoreError>;
     /// Marks `key` (a signed link's nonce, a channel callback's id) used
     /// until `until_ms`: `true` the first time, `false` if it already was.
     /// Keys past their `until_ms` (by `now_ms`) may be forgotten.

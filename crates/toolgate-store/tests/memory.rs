@@ -559,6 +559,7 @@ fn a_database_with_the_old_triggers_is_migrated() {
              END;
              DROP TABLE operators;
              DROP TABLE used_keys;
+             DROP TABLE bypasses;
              PRAGMA user_version = 2;",
         )
         .unwrap();

@@ -4,6 +4,7 @@
 
 mod approvals_cmd;
 mod audit_cmd;
+mod bypass_cmd;
 mod check;
 mod codex_trust_cmd;
 mod deadline;
@@ -57,6 +58,12 @@ enum Command {
     Operators {
         #[command(subcommand)]
         command: operators_cmd::OperatorsCommand,
+    },
+    /// Emergency bypass: lift layers for a while, or approve one call at
+    /// once, with a reason (audited).
+    Bypass {
+        #[command(subcommand)]
+        command: bypass_cmd::BypassCommand,
     },
     /// Verify, tail and export the hash-chained audit log.
     Audit {
@@ -139,6 +146,7 @@ fn main() -> ExitCode {
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
         Command::Operators { command } => operators_cmd::run(command, &cli.data),
+        Command::Bypass { command } => bypass_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),
         Command::Knowledge { command } => knowledge_cmd::run(command, &cli.data),
         Command::Memory { command } => memory_cmd::run(command, &cli.data),

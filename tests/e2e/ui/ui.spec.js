@@ -123,6 +123,28 @@ test("a person signs in with their own token and the vote is theirs, by the UI",
   expect(errors).toEqual([]);
 });
 
+test('an emergency bypass shows as a banner until it is ended', async ({ page }) => {
+  await signIn(page, OPERATOR);
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+  const banner = page.getByTestId('bypass-banner');
+  await expect(banner).toBeHidden();
+  const started = await fetch(`${BASE}/v1/bypass`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${OPERATOR}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ layers: ['knowledge'], for: '5m', reason: 'e2e: the SOP server is down' }),
+  }).then((r) => r.json());
+  expect(started.bypass.id).toBeTruthy();
+  await expect(banner).toBeVisible();
+  await expect(banner).toContainText('knowledge lifted by operator');
+  await expect(banner).toContainText('the SOP server is down');
+  const ended = await fetch(`${BASE}/v1/bypass/${started.bypass.id}/end`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${OPERATOR}` },
+  });
+  expect(ended.status).toBe(200);
+  await expect(banner).toBeHidden();
+});
+
 test('a wrong token is refused with a message on the sign-in screen', async ({ page }) => {
   await signIn(page, `wrong-${crypto.randomBytes(8).toString('hex')}`);
   const error = page.locator('#login-error');

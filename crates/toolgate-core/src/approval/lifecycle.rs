@@ -178,6 +178,21 @@ impl Approval {
         t
     }
 
+    /// Approves a pending approval at once, whatever its votes: an
+    /// operator's emergency bypass of this one call (`by`, `reason` go into
+    /// its resolution). Usable for its window, once, like any approval.
+    /// Returns whether it did (only a pending one can be).
+    pub fn bypass(&mut self, now_ms: i64, by: &str, reason: &str) -> bool {
+        if self.state != ApprovalState::Pending || now_ms >= self.expires_ms {
+            return false;
+        }
+        self.state = ApprovalState::Approved;
+        self.usable_until_ms = Some(now_ms.saturating_add(self.window_ms));
+        self.resolved_ms = Some(now_ms);
+        self.resolution = Some(format!("bypassed by {by}: {reason}"));
+        true
+    }
+
     /// Consumes an approved, unexpired approval; returns whether it did. The
     /// store makes this atomic: of two retries, one sees `approved`.
     pub fn consume(&mut self, now_ms: i64) -> bool {

@@ -3,6 +3,7 @@
 //! errors clients can act on.
 
 pub mod approvals;
+pub mod bypass;
 pub mod canary;
 pub mod check;
 pub mod hooks;

@@ -71,6 +71,7 @@ pub async fn state(
         "integrations": app.canaries.view(now),
         "knowledge": knowledge_state(&app, now),
         "posture": app.posture,
+        "bypasses": *app.bypasses.lock().unwrap_or_else(|p| p.into_inner()),
     })))
 }
 

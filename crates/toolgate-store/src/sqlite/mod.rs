@@ -25,6 +25,7 @@ mod memory;
 mod tests;
 mod tx;
 
+use crate::bypass::Bypass;
 use crate::people::Operator;
 use crate::{AuditRow, Store, StoreError, Tx};
 use rusqlite::config::DbConfig;
@@ -139,10 +140,10 @@ const MIGRATIONS: &[&str] = &[
      DROP TRIGGER memories_deleted;
      DROP TRIGGER memories_updated;",
     // 4: named operators (each with a token of their own, stored hashed, and
-    // the chat identities that are theirs), and single-use keys (signed
-    // links, channel callbacks) remembered until they could no longer be
-    // accepted anyway. WITHOUT ROWID: one schema entry each, which every
-    // process opening the database parses.
+    // the chat identities that are theirs), single-use keys (signed links,
+    // channel callbacks) remembered until they could no longer be accepted
+    // anyway, and emergency bypasses. WITHOUT ROWID: one schema entry each,
+    // which every process opening the database parses.
     "CREATE TABLE operators (
         name TEXT PRIMARY KEY,
         record TEXT NOT NULL
@@ -150,6 +151,10 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE used_keys (
         key TEXT PRIMARY KEY,
         until_ms INTEGER NOT NULL
+     ) STRICT, WITHOUT ROWID;
+     CREATE TABLE bypasses (
+        id TEXT PRIMARY KEY,
+        record TEXT NOT NULL
      ) STRICT, WITHOUT ROWID;",
 ];
 
@@ -598,6 +603,30 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Memory>, StoreError> {
         self.with_memory_reader(|conn| memory::list(conn, category, limit))
+    }
+
+    fn read_bypasses(&self) -> Result<Vec<Bypass>, StoreError> {
+        // A short-lived process asks this once per call it judges: the idle
+        // writer answers, as for the memories revision, without opening a
+        // reader connection (which would read the whole schema again).
+        let read = |conn: &Connection| -> rusqlite::Result<Vec<String>> {
+            conn.prepare_cached("SELECT record FROM bypasses")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        };
+        let texts = match self.writer.try_lock() {
+            Ok(conn) if conn.is_autocommit() => read(&conn).map_err(self.err())?,
+            _ => self.with_reader(|conn| read(conn).map_err(self.err()))?,
+        };
+        texts
+            .iter()
+            .map(|t| {
+                serde_json::from_str(t).map_err(|e| StoreError::Corrupt {
+                    location: self.location(),
+                    detail: format!("bypass: {e}"),
+                })
+            })
+            .collect()
     }
 
     fn read_operators(&self) -> Result<Vec<Operator>, StoreError> {

@@ -4,6 +4,7 @@
 
 use super::memory::{self, RowError, SHOWN_COLUMNS};
 use super::read_head;
+use crate::bypass::Bypass;
 use crate::memory::Shown;
 use crate::operator::Ack;
 use crate::people::Operator;
@@ -447,6 +448,31 @@ impl Tx for SqliteTx<'_> {
                  ON CONFLICT (name) DO UPDATE SET record = excluded.record",
             )
             .and_then(|mut s| s.execute(params![operator.name, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    fn bypasses(&mut self) -> Result<Vec<Bypass>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT record FROM bypasses")
+                .map_err(self.err())?;
+            stmt.query_map([], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
+                .map_err(self.err())?
+        };
+        texts.iter().map(|t| self.decode("bypass", t)).collect()
+    }
+
+    fn put_bypass(&mut self, bypass: &Bypass) -> Result<(), StoreError> {
+        let record = self.encode(bypass)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO bypasses (id, record) VALUES (?1, ?2) \
+                 ON CONFLICT (id) DO UPDATE SET record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![bypass.id, record]))
             .map_err(self.err())?;
         Ok(())
     }

@@ -1,0 +1,156 @@
+//! `toolgate bypass start | approval | list | end`: emergency bypasses
+//! (seed 004), as the administrator or with an operator's own token.
+
+use crate::state::DataDirArgs;
+use anyhow::{Result, anyhow};
+use clap::Subcommand;
+use std::process::ExitCode;
+use std::time::Duration;
+use toolgate_core::approval::ApprovalId;
+use toolgate_core::bypass::{BYPASSABLE, parse_layer};
+use toolgate_core::time::rfc3339_ms;
+use toolgate_store::{Clock, Store, StoreError, SystemClock};
+
+/// What to do with bypasses.
+#[derive(Debug, Subcommand)]
+pub enum BypassCommand {
+    /// Lift layers (knowledge, risk, scope, posture) for a while, for
+    /// everyone, with a reason that goes into the audit log.
+    Start {
+        /// A layer to lift; repeat for several.
+        #[arg(long = "layer", value_name = "LAYER", required = true)]
+        layers: Vec<String>,
+        /// How long (at most 24h).
+        #[arg(long = "for", value_name = "DURATION", default_value = "15m")]
+        duration: String,
+        /// What the emergency is.
+        #[arg(long)]
+        reason: String,
+        /// Your own operator token (default: the administrator).
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+    /// Approve one pending approval at once, whatever its quorum.
+    Approval {
+        /// The approval id.
+        id: String,
+        /// What the emergency is.
+        #[arg(long)]
+        reason: String,
+        /// Your own operator token (default: the administrator).
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+    /// List bypasses, active ones first.
+    List {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a bypass now.
+    End {
+        /// The bypass id (from `toolgate bypass list`).
+        id: String,
+        /// Your own operator token (default: the administrator).
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+}
+
+/// Runs a bypass subcommand: exit 0 on success, 1 when refused, 2 on bad
+/// usage or an unusable store.
+pub fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
+    match run_inner(cmd, data) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolgate bypass: {}", format!("{e:#}").replace('\n', " "));
+            let refused = e
+                .downcast_ref::<StoreError>()
+                .is_some_and(|s| matches!(s, StoreError::Operators(_) | StoreError::NotFound(_)));
+            ExitCode::from(if refused { 1 } else { 2 })
+        }
+    }
+}
+
+fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
+    let store = data.open()?;
+    let clock = SystemClock;
+    match cmd {
+        BypassCommand::Start {
+            layers,
+            duration,
+            reason,
+            token,
+        } => {
+            let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
+            let layers = layers
+                .iter()
+                .map(|l| {
+                    parse_layer(l).ok_or_else(|| {
+                        anyhow!(
+                            "{l:?} is not a layer: use {}",
+                            BYPASSABLE.map(|l| l.as_str()).join(", ")
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let d: Duration = humantime::parse_duration(duration.trim())
+                .map_err(|e| anyhow!("--for {duration:?}: {e} (e.g. 30m)"))?;
+            let b = toolgate_store::start_bypass(&*store, &clock, &layers, d, &reason, &by)?;
+            println!(
+                "bypass {} started by {by}: {} lifted until {} (end it sooner with `toolgate bypass end {}`)",
+                b.id,
+                b.layers
+                    .iter()
+                    .map(|l| l.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                rfc3339_ms(b.until_ms),
+                b.id
+            );
+        }
+        BypassCommand::Approval { id, reason, token } => {
+            let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
+            let id = ApprovalId::parse(&id).map_err(|e| anyhow!("{id:?}: {e}"))?;
+            let a = toolgate_store::bypass_approval(&*store, &clock, &id, &reason, &by)?;
+            println!(
+                "approval {id} bypassed by {by}: the agent may retry the exact call once, until {}",
+                rfc3339_ms(a.usable_until_ms.unwrap_or_default())
+            );
+        }
+        BypassCommand::List { json } => {
+            let now = clock.now_ms();
+            let mut all = store.read_bypasses()?;
+            all.sort_by_key(|b| (!b.active(now), std::cmp::Reverse(b.started_ms)));
+            if json {
+                for b in &all {
+                    println!("{}", serde_json::to_string(b)?);
+                }
+            } else if all.is_empty() {
+                println!("no bypasses");
+            } else {
+                for b in &all {
+                    let state = if b.active(now) { "ACTIVE" } else { "over" };
+                    println!(
+                        "{}  {state:<6}  {:<20}  by {:<12} until {}  {}",
+                        b.id,
+                        b.layers
+                            .iter()
+                            .map(|l| l.as_str())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        b.by,
+                        rfc3339_ms(b.until_ms),
+                        b.reason
+                    );
+                }
+            }
+        }
+        BypassCommand::End { id, token } => {
+            let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
+            let b = toolgate_store::end_bypass(&*store, &clock, &id, &by)?;
+            println!("bypass {} ended by {by}", b.id);
+        }
+    }
+    Ok(())
+}

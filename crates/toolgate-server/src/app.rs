@@ -93,6 +93,14 @@ pub struct App {
     pub waiters: Arc<tokio::sync::Semaphore>,
     /// The emergency bypasses active as last read (`/v1/state`).
     pub bypasses: Mutex<Vec<toolgate_store::Bypass>>,
+    /// Where approvals are sent (`[approvals.routing]`), rebuilt on reload.
+    pub router: ArcSwap<crate::routing::Router>,
+    /// What was sent for each open approval, and each target's status.
+    pub deliveries: Arc<crate::routing::Deliveries>,
+    /// Approval changes, as the audit tail sees them (the router listens).
+    pub approval_changes: broadcast::Sender<crate::routing::ApprovalChange>,
+    /// Signs and checks one-time approve/deny links.
+    pub links: toolgate_channels::LinkSigner,
 }
 
 impl App {
@@ -164,6 +172,9 @@ impl App {
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
         );
+        self.router.store(Arc::new(crate::routing::Router::build(
+            &gate.engine().policy().approvals().routing,
+        )));
         self.gate.store(Arc::new(gate));
     }
 

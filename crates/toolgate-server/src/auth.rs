@@ -175,6 +175,19 @@ impl Tokens {
     }
 }
 
+/// The key signing one-time approve/deny links: `TOOLGATE_LINK_KEY` when
+/// set, else `link.token` in `dir` (created like the token files: 32
+/// random bytes as hex, mode 0600), so links outlive a restart.
+pub fn load_link_key(dir: &Path, env: Option<String>) -> Result<Vec<u8>, TokenError> {
+    let (key, _) = one(dir, "link", "TOOLGATE_LINK_KEY", env)?;
+    if key.len() < 32 {
+        return Err(TokenError::Invalid(
+            "the link key is shorter than 32 characters: use a long random value (e.g. `openssl rand -hex 32`)".into(),
+        ));
+    }
+    Ok(key.into_bytes())
+}
+
 /// The token in an `Authorization: Bearer …` header.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers

@@ -24,6 +24,10 @@ const REMEMBERED: usize = 10_000;
 
 /// Starts every background task.
 pub fn spawn_all(app: &Arc<App>) {
+    tokio::spawn(crate::routing::run(
+        app.clone(),
+        app.approval_changes.subscribe(),
+    ));
     tokio::spawn(tail(app.clone()));
     tokio::spawn(sweep(app.clone()));
     tokio::spawn(tick(app.clone()));
@@ -76,6 +80,7 @@ async fn tail(app: Arc<App>) {
                 continue;
             };
             count_outcome(&entry, &mut created);
+            route(&app, &entry);
             note_knowledge_error(&app, &entry);
             if let Some((json, approval)) = live_event(&entry) {
                 app.publish(Event {
@@ -92,6 +97,30 @@ async fn tail(app: Arc<App>) {
             // More is waiting: go again without sleeping.
             app.committed.notify_one();
         }
+    }
+}
+
+/// Tells the router an approval changed (it reads the approval itself).
+fn route(app: &App, entry: &Value) {
+    let Some(event) = entry
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(|k| k.strip_prefix("approval."))
+    else {
+        return;
+    };
+    let Some(change) = crate::routing::Change::from_audit(event) else {
+        return;
+    };
+    let id = entry
+        .get("data")
+        .and_then(|d| d.get("approval"))
+        .and_then(Value::as_str)
+        .and_then(|id| toolgate_core::approval::ApprovalId::parse(id).ok());
+    if let Some(id) = id {
+        let _ = app
+            .approval_changes
+            .send(crate::routing::ApprovalChange { id, change });
     }
 }
 

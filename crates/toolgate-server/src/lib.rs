@@ -14,11 +14,13 @@ pub mod canary;
 pub mod checker;
 pub mod error;
 pub mod events;
+pub mod links;
 pub mod listen;
 pub mod metrics;
 pub mod model_stage;
 pub mod records;
 pub mod reload;
+pub mod routing;
 pub mod stats;
 pub mod ui;
 pub mod ws;
@@ -65,6 +67,9 @@ pub struct ServerConfig {
     pub policy: PolicySource,
     /// Calls without a `cwd` are judged here.
     pub base: Env,
+    /// The key signing approve/deny links (at least 32 bytes); `None`: a
+    /// random one, so links die with the process.
+    pub link_key: Option<Vec<u8>>,
 }
 
 /// A bound, not yet running daemon.
@@ -122,6 +127,18 @@ impl Server {
             config.clock.clone(),
             config.base.clone(),
         ))));
+        let routing_settings = gate.load().engine().policy().approvals().routing.clone();
+        let link_key = match &config.link_key {
+            Some(k) => k.clone(),
+            None => {
+                // No key given (tests, embedding): links last as long as
+                // this process.
+                let mut k = vec![0u8; 32];
+                getrandom::fill(&mut k)
+                    .map_err(|e| StartError::Thread(std::io::Error::other(e.to_string())))?;
+                k
+            }
+        };
         let committed = Arc::new(tokio::sync::Notify::new());
         let checker =
             checker::Checker::start(gate.clone(), committed.clone()).map_err(StartError::Thread)?;
@@ -156,6 +173,12 @@ impl Server {
                 MAX_WAITERS.min(listen::max_connections() / 2),
             )),
             bypasses: Mutex::new(Vec::new()),
+            router: ArcSwap::from_pointee(routing::Router::build(&routing_settings)),
+            deliveries: Arc::new(routing::Deliveries::default()),
+            approval_changes: tokio::sync::broadcast::channel(1024).0,
+            links: toolgate_channels::LinkSigner::new(&link_key).map_err(|e| {
+                StartError::Thread(std::io::Error::other(format!("the link key: {e}")))
+            })?,
         });
         Ok(Server { app, listener })
     }
@@ -213,6 +236,11 @@ pub fn router(app: Arc<App>) -> Router {
             get(api::bypass::list).post(api::bypass::start),
         )
         .route("/v1/bypass/{id}/end", post(api::bypass::end))
+        .route(
+            "/v1/channels/{target}/callback",
+            post(api::channels::callback),
+        )
+        .route("/v1/links/{token}", get(links::show).post(links::submit))
         .route("/v1/audit/verify", get(api::read::verify))
         .route("/v1/protocol", get(api::read::protocol))
         .route("/v1/canary", post(api::canary::canary))

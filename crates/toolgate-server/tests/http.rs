@@ -83,6 +83,7 @@ async fn start(policy: &str) -> Daemon {
             watch: Some(policy_path),
         },
         base: Env::new("/home/t", "/home/t/proj"),
+        link_key: None,
     };
     let server = Server::bind(config).await.unwrap();
     let url = format!("http://{}", server.local_addr().unwrap());

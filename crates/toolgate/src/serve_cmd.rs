@@ -67,6 +67,13 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
             watch: args.policy.clone(),
         },
         base: base_env(),
+        link_key: Some(
+            toolgate_server::auth::load_link_key(
+                &data.resolve().0,
+                std::env::var("TOOLGATE_LINK_KEY").ok(),
+            )
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+        ),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -30,6 +30,7 @@
 
 use super::duration::parse_duration;
 use super::error::{ErrorKind, PolicyError, line_col};
+use super::routing::{Routing, parse_routing};
 use super::rule::Rule;
 use super::schema::RawApprovals;
 use crate::approval::ApproverKind;
@@ -98,6 +99,8 @@ pub struct ApprovalSettings {
     pub max_open: u32,
     /// The model approver, when `[approvals.model]` configures one.
     pub model: Option<ModelStage>,
+    /// Where pending approvals are sent (`[approvals.routing]`).
+    pub routing: Routing,
     quorum: [u32; 5],
     require_user: [bool; 5],
 }
@@ -136,6 +139,7 @@ impl Default for ApprovalSettings {
             rules: Vec::new(),
             max_open: 1000,
             model: None,
+            routing: Routing::default(),
             quorum: [1, 1, 1, 1, 2],
             require_user: [false, false, false, true, true],
         }
@@ -289,6 +293,10 @@ pub(super) fn parse_approvals(
             max_auto_approve,
             line: line_col(src, start).0,
         });
+    }
+    if let Some(r) = &a.routing {
+        let start = r.span().start;
+        out.routing = parse_routing(r.get_ref(), &|kind, msg| at(start, kind, msg))?;
     }
     for r in &a.rule {
         let span = r.span().start;

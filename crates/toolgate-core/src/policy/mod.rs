@@ -40,6 +40,7 @@ mod exec;
 mod hooks;
 mod knowledge;
 mod path;
+mod routing;
 mod rule;
 mod schema;
 #[cfg(test)]
@@ -50,6 +51,7 @@ use crate::knowledge::settings::KnowledgeSettings;
 pub use approvals::{ApprovalRule, ApprovalSettings, ModelStage};
 pub use error::{ErrorKind, PolicyError, RuleError};
 pub use hooks::{HookSettings, MAX_HOLD};
+pub use routing::{RouteTarget, Routing, RoutingMode};
 pub use rule::Rule;
 
 use crate::model::{Requester, ToolCall, Verdict};

@@ -56,6 +56,7 @@ pub(super) struct RawApprovals {
     #[serde(default)]
     pub(super) rule: Vec<Spanned<RawApprovalRule>>,
     pub(super) model: Option<Spanned<toml::Table>>,
+    pub(super) routing: Option<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Deserialize)]

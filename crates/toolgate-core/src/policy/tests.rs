@@ -681,3 +681,88 @@ max_auto_approve = "R1"
         assert!(e.line >= 1, "{e}");
     }
 }
+
+#[test]
+fn routing_targets_parse_filter_and_keep_their_adapter_settings() {
+    use crate::policy::RoutingMode;
+    let p = parse(
+        r#"[approvals.routing]
+mode = "both"
+
+[[approvals.routing.target]]
+name = "ops-slack"
+kind = "slack"
+channel = "C01"
+bot_token_env = "SLACK_BOT_TOKEN"
+signing_secret_env = "SLACK_SIGNING_SECRET"
+risk = ["R3", "R4"]
+
+[[approvals.routing.target]]
+name = "team-telegram"
+kind = "telegram"
+chat_id = 42
+session = ["telegram"]
+agents = ["main"]
+"#,
+    )
+    .unwrap();
+    let r = &p.approvals().routing;
+    assert_eq!(r.mode, RoutingMode::Both);
+    assert_eq!(r.targets.len(), 2);
+    let slack = &r.targets[0];
+    assert_eq!(slack.adapter["kind"].as_str(), Some("slack"));
+    assert_eq!(slack.adapter["name"].as_str(), Some("ops-slack"));
+    assert!(
+        !slack.adapter.contains_key("risk"),
+        "routing keys are not the adapter's"
+    );
+    let names =
+        |v: Vec<&crate::policy::RouteTarget>| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(r.targets_for(
+            RiskClass::R3,
+            "Bash",
+            "exec",
+            Some("main"),
+            Some("telegram")
+        )),
+        ["ops-slack", "team-telegram"]
+    );
+    assert_eq!(
+        names(r.targets_for(RiskClass::R2, "Bash", "exec", Some("main"), Some("slack"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        names(r.targets_for(
+            RiskClass::R4,
+            "Bash",
+            "exec",
+            Some("other"),
+            Some("telegram")
+        )),
+        ["ops-slack"]
+    );
+    for (src, fragment) in [
+        ("[approvals.routing]\nmode = \"everyone\"\n", "mode"),
+        ("[approvals.routing]\nmodes = \"both\"\n", "no setting"),
+        (
+            "[[approvals.routing.target]]\nkind = \"slack\"\n",
+            "needs name",
+        ),
+        ("[[approvals.routing.target]]\nname = \"a\"\n", "needs kind"),
+        (
+            "[[approvals.routing.target]]\nname = \"a\"\nkind = \"slack\"\n[[approvals.routing.target]]\nname = \"a\"\nkind = \"slack\"\n",
+            "two routing targets",
+        ),
+        (
+            "[[approvals.routing.target]]\nname = \"a\"\nkind = \"slack\"\nrisk = [\"R9\"]\n",
+            "not a risk class",
+        ),
+    ] {
+        let e = parse(src).expect_err(src);
+        assert!(
+            e.message.contains(fragment),
+            "{e}\n  should mention {fragment:?}"
+        );
+    }
+}

@@ -41,7 +41,26 @@ pub async fn list(
         tokio::task::spawn_blocking(move || toolgate_store::list(&*store, &*clock, all, limit))
             .await
             .map_err(|_| ApiError::internal("listing approvals failed"))??;
-    Ok(Json(json!({ "approvals": views })))
+    let approvals: Vec<Value> = views.iter().map(|v| with_deliveries(&app, v)).collect();
+    Ok(Json(json!({ "approvals": approvals })))
+}
+
+/// An approval view with where its notices stand, target by target
+/// (`deliveries`: empty when no routing target took it).
+fn with_deliveries(app: &App, view: &toolgate_store::ApprovalView) -> Value {
+    let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
+    let id = view.approval.id.to_string();
+    v["deliveries"] = app
+        .deliveries
+        .status(&id)
+        .into_iter()
+        .map(|(name, s)| {
+            let mut s = serde_json::to_value(s).unwrap_or(Value::Null);
+            s["name"] = json!(name);
+            s
+        })
+        .collect();
+    v
 }
 
 fn parse_id(id: Result<Path<String>, PathRejection>) -> Result<ApprovalId, ApiError> {
@@ -63,7 +82,7 @@ pub async fn show(
     let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
         .await
         .map_err(|_| ApiError::internal("reading the approval failed"))??;
-    Ok(Json(serde_json::to_value(view).unwrap_or(Value::Null)))
+    Ok(Json(with_deliveries(&app, &view)))
 }
 
 /// An `as` in a vote must name the authenticated identity: it once chose

@@ -72,6 +72,7 @@ pub async fn state(
         "knowledge": knowledge_state(&app, now),
         "posture": app.posture,
         "bypasses": *app.bypasses.lock().unwrap_or_else(|p| p.into_inner()),
+        "routing": app.router.load().view(),
     })))
 }
 

@@ -1,0 +1,405 @@
+//! The approval router (seed 001): each pending approval goes to the chat
+//! channels and webhooks `[approvals.routing]` names (toolgate-channels
+//! adapters), fanned out with per-target retries; when it is resolved
+//! anywhere, the messages are updated. Driven by the typed stream of
+//! approval changes ([`ApprovalChange`]), whose content is read from the
+//! store, never from audit text.
+
+use crate::app::App;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+use toolgate_channels::{
+    CallbackAuth, Channel, ChannelConfig, Delivered, DeliveryState, Notice, Resolution,
+    RetryPolicy, TargetStatus, fan_out, fan_out_resolved,
+};
+use toolgate_core::approval::{Approval, ApprovalId, ApprovalState};
+use toolgate_core::normalize::kind_of;
+use toolgate_core::policy::{RouteTarget, Routing, RoutingMode};
+
+/// What happened to an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// It was created: someone must decide.
+    Created,
+    /// Its quorum was reached.
+    Approved,
+    /// Someone denied it.
+    Denied,
+    /// Its time ran out.
+    Expired,
+}
+
+impl Change {
+    /// The change an audit kind (`approval.created`, …) records, if any.
+    pub fn from_audit(event: &str) -> Option<Change> {
+        match event {
+            "created" => Some(Change::Created),
+            "approved" => Some(Change::Approved),
+            "denied" => Some(Change::Denied),
+            "expired" => Some(Change::Expired),
+            _ => None,
+        }
+    }
+}
+
+/// One approval changed (seen by the audit tail, so changes made by any
+/// process on the store count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalChange {
+    /// The approval.
+    pub id: ApprovalId,
+    /// What happened.
+    pub change: Change,
+}
+
+/// One configured target, ready or not.
+pub struct Routed {
+    /// Its routing settings.
+    pub spec: RouteTarget,
+    /// The adapter, when it could be built.
+    pub channel: Option<Arc<dyn Channel>>,
+    /// How its callbacks are verified (chat services with buttons).
+    pub auth: Option<CallbackAuth>,
+    /// Why it could not be built (a variable unset, …).
+    pub error: Option<String>,
+}
+
+/// The targets of the policy in force.
+pub struct Router {
+    /// Which targets a request goes to.
+    pub mode: RoutingMode,
+    /// Every target, ready or not.
+    pub targets: Vec<Routed>,
+    /// Tries per target.
+    pub retry: RetryPolicy,
+}
+
+impl Router {
+    /// The router `routing` describes, secrets read from the environment.
+    /// A target that cannot be built is kept with its error (shown in
+    /// `/v1/state`) and skipped.
+    pub fn build(routing: &Routing) -> Router {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let targets = routing
+            .targets
+            .iter()
+            .map(|spec| {
+                let config: Result<ChannelConfig, String> =
+                    toml::Value::Table(spec.adapter.clone())
+                        .try_into()
+                        .map_err(|e| format!("routing target {:?}: {e}", spec.name));
+                let built = config.and_then(|c| {
+                    let channel = c.build(&env).map_err(|e| e.to_string())?;
+                    let auth = c.callback_auth(&env).map_err(|e| e.to_string())?;
+                    Ok((channel, auth))
+                });
+                match built {
+                    Ok((channel, auth)) => Routed {
+                        spec: spec.clone(),
+                        channel: Some(channel),
+                        auth,
+                        error: None,
+                    },
+                    Err(e) => {
+                        tracing::error!(target = %spec.name, error = %e, "routing target not ready");
+                        Routed {
+                            spec: spec.clone(),
+                            channel: None,
+                            auth: None,
+                            error: Some(e),
+                        }
+                    }
+                }
+            })
+            .collect();
+        Router {
+            mode: routing.mode,
+            targets,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The target named `name`.
+    pub fn target(&self, name: &str) -> Option<&Routed> {
+        self.targets.iter().find(|t| t.spec.name == name)
+    }
+
+    /// `/v1/state`'s view: the mode and each target's readiness.
+    pub fn view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mode": self.mode.as_str(),
+            "targets": self.targets.iter().map(|t| serde_json::json!({
+                "name": t.spec.name,
+                "kind": t.spec.adapter.get("kind").and_then(|k| k.as_str()),
+                "ready": t.channel.is_some(),
+                "error": t.error,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// What was sent for one approval, and where each target stands.
+#[derive(Default)]
+struct Sent {
+    notice: Option<Notice>,
+    delivered: Vec<(String, Arc<dyn Channel>, Delivered)>,
+    status: BTreeMap<String, TargetStatus>,
+    /// How it ended, once it did: a request delivered after that is
+    /// updated as soon as it lands.
+    resolution: Option<Resolution>,
+}
+
+/// Most approvals whose deliveries are remembered.
+const REMEMBERED: usize = 10_000;
+
+/// The deliveries of open approvals (in memory: a restarted daemon does
+/// not update messages sent before it started).
+#[derive(Default)]
+pub struct Deliveries {
+    sent: Mutex<HashMap<String, Sent>>,
+}
+
+impl Deliveries {
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Sent>) -> R) -> R {
+        f(&mut self.sent.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Each target's status for approval `id`, by target name.
+    pub fn status(&self, id: &str) -> Vec<(String, TargetStatus)> {
+        self.with(|m| {
+            m.get(id)
+                .map(|s| {
+                    s.status
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// What target `name` delivered for approval `id`, if it did.
+    pub fn delivered(&self, id: &str, name: &str) -> Option<Delivered> {
+        self.with(|m| {
+            m.get(id).and_then(|s| {
+                s.delivered
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .map(|(_, _, d)| d.clone())
+            })
+        })
+    }
+
+    fn report(self: &Arc<Self>, id: &str, name: &str, status: TargetStatus) {
+        self.with(|m| {
+            if m.len() >= REMEMBERED && !m.contains_key(id) {
+                m.retain(|_, s| s.resolution.is_none());
+                if m.len() >= REMEMBERED {
+                    m.clear();
+                }
+            }
+            m.entry(id.to_string())
+                .or_default()
+                .status
+                .insert(name.to_string(), status);
+        });
+    }
+}
+
+/// Routes approval changes as they come, until the stream closes.
+pub async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>) {
+    loop {
+        match changes.recv().await {
+            Ok(change) => {
+                let app = app.clone();
+                tokio::spawn(async move { handle(&app, change).await });
+            }
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "the approval router fell behind");
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+async fn handle(app: &Arc<App>, change: ApprovalChange) {
+    let store = app.store.clone();
+    let id = change.id;
+    let approval = match tokio::task::spawn_blocking(move || store.read_approval(&id)).await {
+        Ok(Ok(Some(a))) => a,
+        Ok(Err(e)) => {
+            tracing::warn!(approval = %id, error = %e, "cannot read an approval to route it");
+            return;
+        }
+        _ => return,
+    };
+    match change.change {
+        Change::Created if approval.state == ApprovalState::Pending => {
+            request(app, &approval).await
+        }
+        Change::Created => {}
+        Change::Approved | Change::Denied | Change::Expired => resolve(app, &approval).await,
+    }
+}
+
+/// The notice for `a`, as every target sees it (links added per target).
+fn notice(app: &App, a: &Approval) -> Notice {
+    let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("?");
+    Notice {
+        approval_id: a.id.to_string(),
+        summary: a.summary.clone(),
+        tool: tool.to_string(),
+        risk: a.risk.as_str().to_string(),
+        reason: a.reason.clone(),
+        agent: a.agent.clone(),
+        session: a.session.clone(),
+        have: 0,
+        need: a.quorum.min_approvals,
+        expires_at_ms: a.expires_ms,
+        approve_url: None,
+        deny_url: None,
+        dashboard_url: Some(format!("http://{}/#approval/{}", app.listen, a.id)),
+    }
+}
+
+async fn request(app: &Arc<App>, a: &Approval) {
+    let router = app.router.load_full();
+    let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("");
+    let channel = a.call.get("channel").and_then(|c| c.as_str());
+    let kind = kind_of(tool).as_str();
+    let routing = Routing {
+        mode: router.mode,
+        targets: router.targets.iter().map(|t| t.spec.clone()).collect(),
+    };
+    let names: Vec<String> = routing
+        .targets_for(a.risk, tool, kind, a.agent.as_deref(), channel)
+        .into_iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let chosen: Vec<&Routed> = router
+        .targets
+        .iter()
+        .filter(|t| t.channel.is_some() && names.contains(&t.spec.name))
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let id = a.id.to_string();
+    let base = notice(app, a);
+    app.deliveries.with(|m| {
+        m.entry(id.clone()).or_default().notice = Some(base.clone());
+    });
+    let mut jobs = Vec::new();
+    for t in chosen {
+        let Some(channel) = t.channel.clone() else {
+            continue;
+        };
+        let mut n = base.clone();
+        if let Some(op) = &t.spec.links_for {
+            let (approve, deny) = crate::links::pair(app, &id, op, a.expires_ms);
+            n.approve_url = approve;
+            n.deny_url = deny;
+        }
+        let (app, id, name) = (app.clone(), id.clone(), t.spec.name.clone());
+        let retry = router.retry;
+        jobs.push(async move {
+            let report = {
+                let (deliveries, id, name) = (app.deliveries.clone(), id.clone(), name.clone());
+                move |s: TargetStatus| deliveries.report(&id, &name, s)
+            };
+            let out = fan_out(std::slice::from_ref(&channel), &n, retry, report).await;
+            for s in out {
+                if let DeliveryState::Delivered(d) = s.state {
+                    // Resolved while this one was on its way: update it now.
+                    let late = app.deliveries.with(|m| {
+                        let sent = m.entry(id.clone()).or_default();
+                        sent.delivered
+                            .push((name.clone(), channel.clone(), d.clone()));
+                        sent.resolution.clone()
+                    });
+                    if let Some(resolution) = late {
+                        update(&app, &id, &name, channel.clone(), d, &n, &resolution).await;
+                    }
+                }
+            }
+        });
+    }
+    futures_join(jobs).await;
+}
+
+/// Replaces one delivered request with the outcome.
+async fn update(
+    app: &Arc<App>,
+    id: &str,
+    name: &str,
+    channel: Arc<dyn Channel>,
+    delivered: Delivered,
+    notice: &Notice,
+    resolution: &Resolution,
+) {
+    let retry = app.router.load().retry;
+    let report = {
+        let (deliveries, id, name) = (app.deliveries.clone(), id.to_string(), name.to_string());
+        move |s: TargetStatus| deliveries.report(&id, &format!("{name} (update)"), s)
+    };
+    fan_out_resolved(&[(channel, delivered)], notice, resolution, retry, report).await;
+}
+
+async fn resolve(app: &Arc<App>, a: &Approval) {
+    let said = a.resolution.clone().unwrap_or_default();
+    let resolution = match a.state {
+        ApprovalState::Approved | ApprovalState::Consumed => Resolution::Approved {
+            by: match said.strip_prefix("approved by ") {
+                Some(names) => names.split(", ").map(str::to_string).collect(),
+                None => vec![said],
+            },
+        },
+        ApprovalState::Denied => {
+            let rest = said.strip_prefix("denied by ").unwrap_or(&said);
+            let (by, reason) = match rest.split_once(": ") {
+                Some((by, reason)) => (by.to_string(), Some(reason.to_string())),
+                None => (rest.to_string(), None),
+            };
+            Resolution::Denied { by, reason }
+        }
+        ApprovalState::Expired => Resolution::Expired,
+        ApprovalState::Pending => return,
+    };
+    let id = a.id.to_string();
+    let taken = app.deliveries.with(|m| {
+        // Recorded even before any request was delivered, so one still on
+        // its way is updated when it lands.
+        let sent = m.entry(id.clone()).or_default();
+        if sent.resolution.is_some() {
+            return None;
+        }
+        sent.resolution = Some(resolution.clone());
+        Some((sent.notice.clone()?, sent.delivered.clone()))
+    });
+    let Some((notice, delivered)) = taken else {
+        return;
+    };
+    let jobs = delivered.into_iter().map(|(name, channel, d)| {
+        let (app, id, notice, resolution) =
+            (app.clone(), id.clone(), notice.clone(), resolution.clone());
+        async move { update(&app, &id, &name, channel, d, &notice, &resolution).await }
+    });
+    futures_join(jobs.collect()).await;
+}
+
+/// Runs the futures concurrently and returns their outputs in order.
+async fn futures_join<F>(jobs: Vec<F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = jobs.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        if let Ok(v) = h.await {
+            out.push(v);
+        }
+    }
+    out
+}

@@ -983,6 +983,7 @@
     refs.reason = h('p', { class: 'approval-reason' });
     refs.meta = h('dl', { class: 'approval-meta' });
     refs.votes = h('div', { class: 'votes' });
+    refs.deliveries = h('div', { class: 'deliveries small muted', 'data-testid': `deliveries-${id}` });
     refs.json = h('pre', { class: 'json' });
     refs.input = h('input', {
       type: 'text',
@@ -1017,6 +1018,7 @@
       refs.reason,
       refs.meta,
       refs.votes,
+      refs.deliveries,
       h('details', { class: 'full-call' }, h('summary', null, 'Full call (redacted JSON)'), refs.json),
       refs.actions,
       refs.msg,
@@ -1056,6 +1058,7 @@
     refs.meta.replaceChildren(...meta.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, String(v)))));
 
     renderVotes(refs.votes, a);
+    renderDeliveries(refs.deliveries, a.deliveries);
 
     // Deadline: a pending approval expires; an approved one must be used in its window.
     if (a.state === 'approved' && a.usable_until_ms) {
@@ -1100,9 +1103,29 @@
       const title = [v.kind, v.channel, v.relayed ? 'relayed' : null, v.reason, v.current === false ? 'stale: cast on an earlier version' : null]
         .filter(Boolean)
         .join(' · ');
-      parts.push(h('span', { class: cls, title }, `${v.approve ? '✓' : '✗'} ${v.identity || '?'}`));
+      const via = v.channel ? ` (${String(v.channel).split(' ')[0]})` : '';
+      parts.push(h('span', { class: cls, title }, `${v.approve ? '✓' : '✗'} ${v.identity || '?'}${via}`));
     }
     el.replaceChildren(...parts);
+  }
+
+  /** Where the request was sent (routing targets) and how each stands. */
+  function renderDeliveries(el, list) {
+    const items = Array.isArray(list) ? list : [];
+    el.hidden = items.length === 0;
+    const word = { pending: 'sending', delivered: 'sent', retrying: 'retrying', failed: 'failed' };
+    el.replaceChildren(
+      ...(items.length ? ['sent to: '] : []),
+      ...items.map((t, i) => {
+        const st = (t.state && t.state.state) || 'pending';
+        const err = t.state && t.state.error ? ` (${t.state.error})` : '';
+        return h(
+          'span',
+          { class: `delivery ${st}`, title: `${t.kind} ${t.target}: ${st}, ${t.attempts} tr${t.attempts === 1 ? 'y' : 'ies'}${err}` },
+          `${i ? ' · ' : ''}${t.name} ${word[st] || st}`,
+        );
+      }),
+    );
   }
 
   function updateCountdowns() {

@@ -34,11 +34,8 @@ pub fn spawn_all(app: &Arc<App>) {
 }
 
 async fn tail(app: Arc<App>) {
-    let store = app.store.clone();
-    let mut next = match tokio::task::spawn_blocking(move || store.audit_head()).await {
-        Ok(Ok(h)) => h.map_or(1, |(s, _)| s + 1),
-        _ => 1,
-    };
+    // From the head read when the daemon was bound, before any request.
+    let mut next = app.audit_head.lock().unwrap_or_else(|p| p.into_inner()).0 + 1;
     let mut created: HashMap<String, Instant> = HashMap::new();
     loop {
         tokio::select! {

@@ -97,6 +97,9 @@ pub enum StartError {
     /// A thread could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(std::io::Error),
+    /// The state store or a key could not be read.
+    #[error("cannot set up the daemon's state: {0}")]
+    State(String),
 }
 
 impl Server {
@@ -127,6 +130,14 @@ impl Server {
             config.clock.clone(),
             config.base.clone(),
         ))));
+        // Where the audit tail starts, read before any request is taken:
+        // read later (in the tail's own task), it could skip entries that
+        // the first requests wrote, and their live events with them.
+        let head_store = config.store.clone();
+        let head = tokio::task::spawn_blocking(move || head_store.audit_head())
+            .await
+            .map_err(|_| StartError::State("reading the audit head panicked".into()))?
+            .map_err(|e| StartError::State(e.to_string()))?;
         let routing_settings = gate.load().engine().policy().approvals().routing.clone();
         let link_key = match &config.link_key {
             Some(k) => k.clone(),
@@ -135,7 +146,7 @@ impl Server {
                 // this process.
                 let mut k = vec![0u8; 32];
                 getrandom::fill(&mut k)
-                    .map_err(|e| StartError::Thread(std::io::Error::other(e.to_string())))?;
+                    .map_err(|e| StartError::State(format!("no random link key: {e}")))?;
                 k
             }
         };
@@ -161,7 +172,9 @@ impl Server {
             }),
             source: config.policy,
             pending: AtomicU64::new(0),
-            audit_head: Mutex::new((0, String::new())),
+            audit_head: Mutex::new(head.map_or((0, String::new()), |(seq, hash)| {
+                (seq, toolgate_core::hex::hex(&hash))
+            })),
             started_ms: now,
             listen,
             shutdown: tokio::sync::watch::Sender::new(false),
@@ -176,9 +189,8 @@ impl Server {
             router: ArcSwap::from_pointee(routing::Router::build(&routing_settings)),
             deliveries: Arc::new(routing::Deliveries::default()),
             approval_changes: tokio::sync::broadcast::channel(1024).0,
-            links: toolgate_channels::LinkSigner::new(&link_key).map_err(|e| {
-                StartError::Thread(std::io::Error::other(format!("the link key: {e}")))
-            })?,
+            links: toolgate_channels::LinkSigner::new(&link_key)
+                .map_err(|e| StartError::State(format!("the link key: {e}")))?,
         });
         Ok(Server { app, listener })
     }

@@ -191,6 +191,23 @@ impl Gate {
         Some((layers, note))
     }
 
+    /// The note of an active bypass of the knowledge layer, if one is in
+    /// force: from the bypasses fed to this gate, else read in `tx`.
+    fn knowledge_bypass(&self, tx: &mut dyn Tx, now: i64) -> Result<Option<String>, StoreError> {
+        let fed = {
+            let cache = self.bypasses.lock().unwrap_or_else(|p| p.into_inner());
+            cache.fed.then(|| cache.list.clone())
+        };
+        let list = match fed {
+            Some(list) => list,
+            None => Arc::new(tx.bypasses()?),
+        };
+        Ok(list
+            .iter()
+            .find(|b| b.active(now) && b.layers.contains(&Layer::Knowledge))
+            .map(Bypass::note))
+    }
+
     /// Hands the gate the bypasses to apply, read by its owner (a daemon
     /// reads them off the request path, every second and after changing
     /// one); from then on the gate never reads them itself.
@@ -285,11 +302,14 @@ impl Gate {
     pub fn judge(&self, call: ToolCall) -> Judged {
         let start = Instant::now();
         let special = is_relay(&call) || is_ack(&call);
-        let bypass = self.active_bypass();
         let assessment = (!special).then(|| {
             let mut a = self.engine.decide(&call, &self.base);
-            if let Some((layers, note)) = &bypass {
-                toolgate_core::bypass::lift(&mut a, layers, note);
+            // A bypass only ever turns a stop into less of one: an allowed
+            // call (most of them) does not need the bypasses read.
+            if a.decision.decision != Verdict::Allow
+                && let Some((layers, note)) = self.active_bypass()
+            {
+                toolgate_core::bypass::lift(&mut a, &layers, &note);
             }
             a
         });
@@ -300,13 +320,9 @@ impl Gate {
             Some(a) => crate::escalation::summary(&call, &a.call),
             None => crate::escalation::summary(&call, &normalize(&call, &env)),
         };
-        let knowledge_lifted = bypass
-            .as_ref()
-            .is_some_and(|(layers, _)| layers.contains(&Layer::Knowledge));
         let knowledge = assessment.as_ref().and_then(|a| {
-            let wanted = self.knowledge.settings().enabled()
-                && a.decision.decision != Verdict::Block
-                && !knowledge_lifted;
+            let wanted =
+                self.knowledge.settings().enabled() && a.decision.decision != Verdict::Block;
             wanted.then(|| {
                 self.knowledge
                     .lookup(&*self.store, &a.call, &env, a.decision.risk)
@@ -381,7 +397,26 @@ impl Gate {
         let mut context = None;
         if let Some(lookup) = &judged.knowledge {
             match self.knowledge_step(tx, judged, lookup, &decision, now, &trace, &mut events)? {
-                Step::Hold(d) => decision = d,
+                // A bypass of the knowledge layer lets a held call through,
+                // knowledge shown; read only now, since holds are rare.
+                Step::Hold(d) => match self.knowledge_bypass(tx, now)? {
+                    Some(note) => {
+                        context = d.context.clone();
+                        events.push(AuditEvent {
+                            ts_ms: now,
+                            trace: trace.clone(),
+                            kind: AuditKind::Verdict,
+                            data: json!({
+                                "layer": Layer::Knowledge.as_str(),
+                                "verdict": Verdict::Allow.as_str(),
+                                "risk": d.risk.as_str(),
+                                "reason": format!("bypassed ({note}): {}", d.reason),
+                                "rule": toolgate_core::bypass::BYPASS_RULE,
+                            }),
+                        });
+                    }
+                    None => decision = d,
+                },
                 Step::Show(text) => context = Some(text),
                 Step::Pass => {}
             }

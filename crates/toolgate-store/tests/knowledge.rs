@@ -398,3 +398,41 @@ fn a_project_named_oddly_still_gets_its_own_sops_when_enabled() {
     assert!(d.needs_ack(), "{d:?}");
     assert!(d.context.unwrap().contains("no staging"));
 }
+
+#[test]
+fn a_knowledge_bypass_lets_a_held_call_through_with_its_knowledge_shown() {
+    let w = world("");
+    write_fleet(&w.sops);
+    let d = w.gate.check(&exec("ssh web1 uptime")).unwrap();
+    assert!(d.needs_ack(), "held without a bypass: {d:?}");
+    let b = toolgate_store::start_bypass(
+        &*w.store,
+        &*w.clock,
+        &[Layer::Knowledge],
+        std::time::Duration::from_secs(600),
+        "the SOP server is down, incident 9",
+        "alice",
+    )
+    .unwrap();
+    let d = w
+        .gate
+        .check(&in_session(exec("ssh web3 uptime"), "s-bypass"))
+        .unwrap();
+    assert_eq!(d.decision, Verdict::Allow, "{d:?}");
+    assert!(
+        d.context.as_deref().unwrap().contains("uptime"),
+        "still shown"
+    );
+    let audit = audit_text(&w.store);
+    assert!(
+        audit.contains("incident 9") && audit.contains("\"rule\":\"bypass\""),
+        "{audit}"
+    );
+    // Ended: held again.
+    toolgate_store::end_bypass(&*w.store, &*w.clock, &b.id, "alice").unwrap();
+    let d = w
+        .gate
+        .check(&in_session(exec("ssh web4 uptime"), "s-after"))
+        .unwrap();
+    assert!(d.needs_ack(), "{d:?}");
+}

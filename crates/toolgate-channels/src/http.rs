@@ -259,6 +259,24 @@ pub(crate) fn secret_header(text: &str) -> Option<HeaderValue> {
     Some(value)
 }
 
+/// The checked, trimmed bot token of a `kind` adapter and its
+/// `Authorization: <scheme> <token>` header (marked sensitive).
+pub(crate) fn token_auth(
+    kind: &'static str,
+    scheme: &str,
+    bot_token: &str,
+) -> Result<(String, HeaderValue), crate::ConfigError> {
+    let invalid = |detail: &str| crate::ConfigError::invalid(kind, detail.to_string());
+    let token = bot_token.trim();
+    if token.is_empty() {
+        return Err(invalid("the bot token is empty"));
+    }
+    let auth = secret_header(&format!("{scheme} {token}")).ok_or_else(|| {
+        invalid("the bot token has characters a header cannot carry; copy it again")
+    })?;
+    Ok((token.to_string(), auth))
+}
+
 /// Whether `base` is an http(s) URL without credentials, query or
 /// fragment, so that paths can be appended to it. Returns it without a
 /// trailing slash.

@@ -13,7 +13,7 @@ pub use callback::{
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
 use crate::config::ConfigError;
-use crate::http::{Http, api_base, retry_after_secs, secret_header};
+use crate::http::{Http, api_base, retry_after_secs, token_auth};
 use crate::notice::{Notice, Resolution, clip};
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -59,13 +59,7 @@ impl DiscordChannel {
         options: &ClientOptions,
     ) -> Result<DiscordChannel, ConfigError> {
         let invalid = |detail: String| ConfigError::invalid("discord", detail);
-        let token = bot_token.trim();
-        if token.is_empty() {
-            return Err(invalid("the bot token is empty".into()));
-        }
-        let auth = secret_header(&format!("Bot {token}")).ok_or_else(|| {
-            invalid("the bot token has characters a header cannot carry; copy it again".into())
-        })?;
+        let (token, auth) = token_auth("discord", "Bot", bot_token)?;
         let channel_id = channel_id.trim();
         if !is_snowflake(channel_id) {
             return Err(invalid(format!(
@@ -78,7 +72,7 @@ impl DiscordChannel {
         let http = Http::new(
             format!("discord {channel_id}"),
             options.timeout,
-            vec![token.to_string()],
+            vec![token],
         )
         .map_err(invalid)?;
         Ok(DiscordChannel {

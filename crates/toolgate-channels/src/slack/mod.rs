@@ -12,7 +12,7 @@ pub use callback::{
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
 use crate::config::ConfigError;
-use crate::http::{Http, api_base, secret_header};
+use crate::http::{Http, api_base, token_auth};
 use crate::notice::{Notice, Resolution};
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -66,13 +66,7 @@ impl SlackChannel {
         options: &ClientOptions,
     ) -> Result<SlackChannel, ConfigError> {
         let invalid = |detail: String| ConfigError::invalid("slack", detail);
-        let token = bot_token.trim();
-        if token.is_empty() {
-            return Err(invalid("the bot token is empty".into()));
-        }
-        let auth = secret_header(&format!("Bearer {token}")).ok_or_else(|| {
-            invalid("the bot token has characters a header cannot carry; copy it again".into())
-        })?;
+        let (token, auth) = token_auth("slack", "Bearer", bot_token)?;
         let channel = channel.trim();
         if channel.is_empty() || channel.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(invalid(format!(
@@ -81,12 +75,8 @@ impl SlackChannel {
         }
         let base =
             api_base(options.api_base.as_deref().unwrap_or(DEFAULT_API_BASE)).map_err(invalid)?;
-        let http = Http::new(
-            format!("slack {channel}"),
-            options.timeout,
-            vec![token.to_string()],
-        )
-        .map_err(invalid)?;
+        let http =
+            Http::new(format!("slack {channel}"), options.timeout, vec![token]).map_err(invalid)?;
         Ok(SlackChannel {
             channel: channel.to_string(),
             base,

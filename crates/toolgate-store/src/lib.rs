@@ -40,8 +40,8 @@ pub use operator::{
     vote,
 };
 pub use people::{
-    ADMIN, IDENTITY_KINDS, Operator, TOKEN_PREFIX, add_operator, check_identity, check_name,
-    operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
+    ADMIN, IDENTITY_KINDS, Operator, TOKEN_PREFIX, add_operator, change_identities, check_identity,
+    check_name, operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
 };
 pub use sqlite::{SqliteStore, SyncMode};
 pub use waiting::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};

@@ -215,6 +215,51 @@ pub fn rotate_token(
     Ok((op, token))
 }
 
+/// Links chat accounts to operator `name` (`add`) and unlinks others
+/// (`remove`), keeping their token; an account stays one person's.
+pub fn change_identities(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    name: &str,
+    add: &[String],
+    remove: &[String],
+    by: &str,
+) -> Result<Operator, StoreError> {
+    let name = check_name(name)?;
+    let add = add
+        .iter()
+        .map(|i| check_identity(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let remove = remove
+        .iter()
+        .map(|i| check_identity(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let now = clock.now_ms();
+    let trace = random_hex()?;
+    let mut tx = store.begin()?;
+    let all = tx.operators()?;
+    let mut op = active_named(&all, &name)?;
+    for id in &add {
+        if let Some(o) = all
+            .iter()
+            .find(|o| o.active() && o.name != name && o.identities.contains(id))
+        {
+            return Err(StoreError::Operators(format!(
+                "{id} is already {}'s: one chat account belongs to one operator",
+                o.name
+            )));
+        }
+        if !op.identities.contains(id) {
+            op.identities.push(id.clone());
+        }
+    }
+    op.identities.retain(|i| !remove.contains(i));
+    tx.put_operator(&op)?;
+    tx.append(&changed(&trace, now, "identities changed", &op, by))?;
+    tx.commit()?;
+    Ok(op)
+}
+
 /// Removes operator `name`: their token and chat identities stop working
 /// at once; the record stays. Votes they already cast stand (deny an
 /// approval they approved, if that is the worry).

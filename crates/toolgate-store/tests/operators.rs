@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use toolgate_store::{
-    ADMIN, ManualClock, Store, StoreError, add_operator, operator_for_identity, operator_for_token,
-    remove_operator, rotate_token, use_once, verify,
+    ADMIN, ManualClock, Store, StoreError, add_operator, change_identities, operator_for_identity,
+    operator_for_token, remove_operator, rotate_token, use_once, verify,
 };
 
 #[test]
@@ -133,4 +133,31 @@ fn a_key_is_used_once_until_it_lapses() {
     // Another handle on the same database sees the same keys.
     let other = store(&dir.0);
     assert!(!use_once(&*other, &clock, "link:ghi", 20_000).unwrap());
+}
+
+#[test]
+fn chat_accounts_are_linked_and_unlinked_without_a_new_token() {
+    let dir = TempDir::new("ops-ids");
+    let s = store(&dir.0);
+    let clock = ManualClock::new(1_000);
+    let (_, token) = add_operator(&*s, &clock, "alice", &[], ADMIN).unwrap();
+    add_operator(&*s, &clock, "bob", &["discord:77".into()], ADMIN).unwrap();
+    let op = change_identities(&*s, &clock, "alice", &["slack:U1".into()], &[], ADMIN).unwrap();
+    assert_eq!(op.identities, vec!["slack:U1".to_string()]);
+    assert_eq!(
+        operator_for_identity(&*s, "slack:U1")
+            .unwrap()
+            .unwrap()
+            .name,
+        "alice"
+    );
+    let e =
+        change_identities(&*s, &clock, "alice", &["discord:77".into()], &[], ADMIN).unwrap_err();
+    assert!(e.to_string().contains("already bob's"), "{e}");
+    change_identities(&*s, &clock, "alice", &[], &["slack:U1".into()], ADMIN).unwrap();
+    assert!(operator_for_identity(&*s, "slack:U1").unwrap().is_none());
+    assert!(
+        operator_for_token(&*s, &token).unwrap().is_some(),
+        "the token is kept"
+    );
 }

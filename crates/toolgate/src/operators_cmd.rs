@@ -41,6 +41,17 @@ pub enum OperatorsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Link chat accounts to an operator, or unlink them (the token stays).
+    Identity {
+        /// The operator's name.
+        name: String,
+        /// A chat account to link (KIND:ID); repeat for several.
+        #[arg(long = "add", value_name = "KIND:ID")]
+        add: Vec<String>,
+        /// A chat account to unlink; repeat for several.
+        #[arg(long = "remove", value_name = "KIND:ID")]
+        remove: Vec<String>,
+    },
     /// Remove an operator: their token and chat accounts stop working at once.
     Remove {
         /// The operator's name.
@@ -87,6 +98,28 @@ fn run_inner(cmd: OperatorsCommand, data: &DataDirArgs) -> Result<()> {
         OperatorsCommand::Rotate { name, json } => {
             let (op, token) = toolgate_store::rotate_token(&*store, &SystemClock, &name, &by())?;
             print_token(&op, &token, json, "issued a new token for")?;
+        }
+        OperatorsCommand::Identity { name, add, remove } => {
+            if add.is_empty() && remove.is_empty() {
+                bail!("say what to change: --add KIND:ID and/or --remove KIND:ID");
+            }
+            let op = toolgate_store::change_identities(
+                &*store,
+                &SystemClock,
+                &name,
+                &add,
+                &remove,
+                &by(),
+            )?;
+            println!(
+                "{}'s chat accounts: {}",
+                op.name,
+                if op.identities.is_empty() {
+                    "none".to_string()
+                } else {
+                    op.identities.join(", ")
+                }
+            );
         }
         OperatorsCommand::Remove { name } => {
             let op = toolgate_store::remove_operator(&*store, &SystemClock, &name, &by())?;

@@ -485,3 +485,62 @@ api_base = "{base}/api"
         .unwrap();
     assert_ne!(again.status(), StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_telegram_press_is_answered_in_the_webhook_reply_and_counted_once() {
+    unsafe {
+        std::env::set_var("TGT_CHAN3_TG_TOKEN", "123456:telegram-test-token");
+        std::env::set_var("TGT_CHAN3_TG_SECRET", "telegram-webhook-secret-3");
+    }
+    let dead = dead_port().await;
+    let policy = format!(
+        r#"[approvals]
+require_user = []
+
+[[approvals.routing.target]]
+name = "team-telegram"
+kind = "telegram"
+chat_id = 42
+bot_token_env = "TGT_CHAN3_TG_TOKEN"
+webhook_secret_env = "TGT_CHAN3_TG_SECRET"
+api_base = "{dead}"
+"#
+    );
+    let d = start(policy).await;
+    toolgate_store::add_operator(
+        &*d.store,
+        &SystemClock,
+        "dan",
+        &["telegram:555".into()],
+        "test",
+    )
+    .unwrap();
+    let id = d.check("git push origin main", None).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let update = json!({"update_id": 1, "callback_query": {
+        "id": "cbq-1", "from": {"id": 555, "is_bot": false, "first_name": "Dan"},
+        "data": format!("a:{id}"), "message": {"message_id": 10, "chat": {"id": 42}}
+    }})
+    .to_string();
+    let post = |secret: &'static str| {
+        d.http
+            .post(format!("{}/v1/channels/team-telegram/callback", d.url))
+            .header("content-type", "application/json")
+            .header("x-telegram-bot-api-secret-token", secret)
+            .body(update.clone())
+    };
+    let (s, _) = d.send(post("wrong-secret")).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, v) = d.send(post("telegram-webhook-secret-3")).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["method"], "answerCallbackQuery", "{v}");
+    assert_eq!(v["callback_query_id"], "cbq-1");
+    assert!(v["text"].as_str().unwrap().contains("dan"), "{v}");
+    let shown = d.approval(&id).await;
+    assert_eq!(shown["state"], "approved", "{shown}");
+    assert_eq!(shown["votes"][0]["channel"], "telegram");
+    let (s, _) = d.send(post("telegram-webhook-secret-3")).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "a replayed update");
+}

@@ -99,10 +99,28 @@ pub async fn callback(
     };
     match inbound {
         Inbound::Ping => (StatusCode::OK, axum::Json(discord::pong())).into_response(),
-        Inbound::Vote(vote) => match record(&app, &name, vote).await {
-            Ok(text) => answer(kind, StatusCode::OK, &text),
-            Err((status, text)) => answer(kind, status, &text),
-        },
+        Inbound::Vote(vote) => {
+            let query = vote.ack.get("callback_query_id").cloned();
+            let (status, text) = match record(&app, &name, vote).await {
+                Ok(text) => (StatusCode::OK, text),
+                Err(refused) => refused,
+            };
+            match (kind, query) {
+                // Telegram takes one Bot API call as the webhook's answer:
+                // answering the query stops the button's spinner and shows
+                // the presser the outcome.
+                ("telegram", Some(id)) if status == StatusCode::OK => (
+                    StatusCode::OK,
+                    axum::Json(json!({
+                        "method": "answerCallbackQuery",
+                        "callback_query_id": id,
+                        "text": text.chars().take(190).collect::<String>(),
+                    })),
+                )
+                    .into_response(),
+                _ => answer(kind, status, &text),
+            }
+        }
     }
 }
 

@@ -191,7 +191,33 @@ impl Deliveries {
         })
     }
 
+    /// Every remembered approval's target statuses, for `/v1/state`:
+    /// `{approval id: {target name: status}}`, open approvals only.
+    pub fn open(&self) -> serde_json::Value {
+        self.with(|m| {
+            m.iter()
+                .filter(|(_, s)| s.resolution.is_none() && !s.status.is_empty())
+                .map(|(id, s)| {
+                    (
+                        id.clone(),
+                        serde_json::to_value(&s.status).unwrap_or_default(),
+                    )
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        })
+    }
+
     fn report(self: &Arc<Self>, id: &str, name: &str, status: TargetStatus) {
+        match &status.state {
+            DeliveryState::Failed { error } => {
+                tracing::warn!(approval = %id, target = %name, attempts = status.attempts, %error, "approval request not delivered");
+            }
+            DeliveryState::Retrying { error, .. } => {
+                tracing::info!(approval = %id, target = %name, attempts = status.attempts, %error, "approval request delivery failed; retrying");
+            }
+            _ => {}
+        }
         self.with(|m| {
             if m.len() >= REMEMBERED && !m.contains_key(id) {
                 m.retain(|_, s| s.resolution.is_none());

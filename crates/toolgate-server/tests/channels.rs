@@ -341,6 +341,34 @@ links_for = "alice"
     })
     .await;
 
+    let state = d
+        .send(
+            d.http
+                .get(format!("{}/v1/state", d.url))
+                .bearer_auth(OPERATOR),
+        )
+        .await
+        .1;
+    assert_eq!(
+        state["deliveries"][&id]["ops-slack"]["state"]["state"], "delivered",
+        "{state}"
+    );
+    assert!(state["deliveries"][&id]["ops-telegram"]["state"]["state"] != "delivered");
+    let ready: Vec<(&str, bool)> = state["routing"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["ready"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        ready,
+        [
+            ("ops-slack", true),
+            ("ops-telegram", true),
+            ("mail-relay", true)
+        ]
+    );
+
     // A press by someone who is not an operator counts for nothing.
     let (s, v, _, _) = d.press("UMALLORY", &id, true, "trigger-0").await;
     assert_eq!(s, StatusCode::OK, "{v}");

@@ -73,6 +73,7 @@ pub async fn state(
         "posture": app.posture,
         "bypasses": *app.bypasses.lock().unwrap_or_else(|p| p.into_inner()),
         "routing": app.router.load().view(),
+        "deliveries": app.deliveries.open(),
     })))
 }
 

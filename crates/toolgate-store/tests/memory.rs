@@ -557,9 +557,7 @@ fn a_database_with_the_old_triggers_is_migrated() {
                 INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
                 UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
              END;
-             DROP TABLE operators;
-             DROP TABLE used_keys;
-             DROP TABLE bypasses;
+             DROP TABLE records;
              PRAGMA user_version = 2;",
         )
         .unwrap();

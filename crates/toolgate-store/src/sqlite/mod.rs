@@ -140,21 +140,18 @@ const MIGRATIONS: &[&str] = &[
      DROP TRIGGER memories_deleted;
      DROP TRIGGER memories_updated;",
     // 4: named operators (each with a token of their own, stored hashed, and
-    // the chat identities that are theirs), single-use keys (signed links,
-    // channel callbacks) remembered until they could no longer be accepted
-    // anyway, and emergency bypasses. WITHOUT ROWID: one schema entry each,
-    // which every process opening the database parses.
-    "CREATE TABLE operators (
-        name TEXT PRIMARY KEY,
-        record TEXT NOT NULL
-     ) STRICT, WITHOUT ROWID;
-     CREATE TABLE used_keys (
-        key TEXT PRIMARY KEY,
-        until_ms INTEGER NOT NULL
-     ) STRICT, WITHOUT ROWID;
-     CREATE TABLE bypasses (
-        id TEXT PRIMARY KEY,
-        record TEXT NOT NULL
+    // the chat identities that are theirs), emergency bypasses, and
+    // single-use keys (signed links, channel callbacks) remembered until
+    // they could no longer be accepted anyway: one table, by namespace
+    // (`operator`, `bypass`, `key`), because every process that opens the
+    // database parses every table's definition (~23 k instructions each
+    // per hook process, for records a hook rarely reads).
+    "CREATE TABLE records (
+        ns TEXT NOT NULL,
+        key TEXT NOT NULL,
+        until_ms INTEGER,
+        record TEXT NOT NULL,
+        PRIMARY KEY (ns, key)
      ) STRICT, WITHOUT ROWID;",
 ];
 
@@ -610,7 +607,7 @@ impl Store for SqliteStore {
         // writer answers, as for the memories revision, without opening a
         // reader connection (which would read the whole schema again).
         let read = |conn: &Connection| -> rusqlite::Result<Vec<String>> {
-            conn.prepare_cached("SELECT record FROM bypasses")?
+            conn.prepare_cached("SELECT record FROM records WHERE ns = 'bypass'")?
                 .query_map([], |r| r.get(0))?
                 .collect()
         };
@@ -631,7 +628,7 @@ impl Store for SqliteStore {
 
     fn read_operators(&self) -> Result<Vec<Operator>, StoreError> {
         let texts: Vec<String> = self.with_reader(|conn| {
-            conn.prepare_cached("SELECT record FROM operators ORDER BY name")
+            conn.prepare_cached("SELECT record FROM records WHERE ns = 'operator' ORDER BY key")
                 .and_then(|mut s| {
                     s.query_map([], |r| r.get(0))?
                         .collect::<rusqlite::Result<Vec<String>>>()

@@ -431,7 +431,7 @@ impl Tx for SqliteTx<'_> {
         let texts: Vec<String> = {
             let mut stmt = self
                 .conn
-                .prepare_cached("SELECT record FROM operators ORDER BY name")
+                .prepare_cached("SELECT record FROM records WHERE ns = 'operator' ORDER BY key")
                 .map_err(self.err())?;
             stmt.query_map([], |r| r.get::<_, String>(0))
                 .and_then(|rows| rows.collect())
@@ -444,8 +444,8 @@ impl Tx for SqliteTx<'_> {
         let record = self.encode(operator)?;
         self.conn
             .prepare_cached(
-                "INSERT INTO operators (name, record) VALUES (?1, ?2) \
-                 ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+                "INSERT INTO records (ns, key, record) VALUES ('operator', ?1, ?2) \
+                 ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
             )
             .and_then(|mut s| s.execute(params![operator.name, record]))
             .map_err(self.err())?;
@@ -456,7 +456,7 @@ impl Tx for SqliteTx<'_> {
         let texts: Vec<String> = {
             let mut stmt = self
                 .conn
-                .prepare_cached("SELECT record FROM bypasses")
+                .prepare_cached("SELECT record FROM records WHERE ns = 'bypass'")
                 .map_err(self.err())?;
             stmt.query_map([], |r| r.get::<_, String>(0))
                 .and_then(|rows| rows.collect())
@@ -469,8 +469,8 @@ impl Tx for SqliteTx<'_> {
         let record = self.encode(bypass)?;
         self.conn
             .prepare_cached(
-                "INSERT INTO bypasses (id, record) VALUES (?1, ?2) \
-                 ON CONFLICT (id) DO UPDATE SET record = excluded.record",
+                "INSERT INTO records (ns, key, record) VALUES ('bypass', ?1, ?2) \
+                 ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
             )
             .and_then(|mut s| s.execute(params![bypass.id, record]))
             .map_err(self.err())?;
@@ -482,15 +482,16 @@ impl Tx for SqliteTx<'_> {
         // a few at a time, so the table stays as small as what is live.
         self.conn
             .prepare_cached(
-                "DELETE FROM used_keys WHERE key IN \
-                 (SELECT key FROM used_keys WHERE until_ms < ?1 LIMIT 16)",
+                "DELETE FROM records WHERE ns = 'key' AND key IN \
+                 (SELECT key FROM records WHERE ns = 'key' AND until_ms < ?1 LIMIT 16)",
             )
             .and_then(|mut s| s.execute(params![now_ms]))
             .map_err(self.err())?;
         let inserted = self
             .conn
             .prepare_cached(
-                "INSERT INTO used_keys (key, until_ms) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+                "INSERT INTO records (ns, key, until_ms, record) VALUES ('key', ?1, ?2, '') \
+                 ON CONFLICT (ns, key) DO NOTHING",
             )
             .and_then(|mut s| s.execute(params![key, until_ms]))
             .map_err(self.err())?;

@@ -5,7 +5,7 @@
 //! policy's quorum, not the model, decides; the model's vote (with its
 //! class, confidence, labels and rationale) is audited like anyone's.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use toolgate_core::approval::ApproverKind;
 use toolgate_core::approvers::{Approver, FactorVote, is_unsure};
 use toolgate_core::engine::{Engine, LayerVerdict};
@@ -23,7 +23,11 @@ pub const IDENTITY: &str = "llm_evaluation";
 
 /// The `llm_evaluation` approver over an OpenAI-compatible endpoint.
 pub struct ModelApprover {
-    client: ModelClient,
+    config: ModelConfig,
+    key: Option<String>,
+    /// Built on first use: a hook process whose call is allowed (most)
+    /// never pays for an HTTP client.
+    client: OnceLock<Result<ModelClient, String>>,
     max_auto_approve: RiskClass,
     min_confidence: f64,
 }
@@ -46,13 +50,26 @@ impl ModelApprover {
     pub fn from_stage(stage: &ModelStage) -> Result<ModelApprover, String> {
         let config = check_stage(stage)?;
         let min_confidence = config.min_confidence;
-        let client = ModelClient::from_env(config)
+        let key = config
+            .key_from_env()
             .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
         Ok(ModelApprover {
-            client,
+            config,
+            key,
+            client: OnceLock::new(),
             max_auto_approve: stage.max_auto_approve,
             min_confidence,
         })
+    }
+
+    fn client(&self) -> Result<&ModelClient, &str> {
+        self.client
+            .get_or_init(|| {
+                ModelClient::new(self.config.clone(), self.key.clone())
+                    .map_err(|e| format!("[approvals.model]: {e}"))
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 }
 
@@ -87,7 +104,14 @@ impl Approver for ModelApprover {
                 reasons,
             },
         );
-        let outcome = self.client.assess_blocking(&ctx);
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "the model approver cannot run; it abstains");
+                return FactorVote::Abstain;
+            }
+        };
+        let outcome = client.assess_blocking(&ctx);
         let label = match &outcome {
             ModelOutcome::Assessed(_) => "assessed",
             ModelOutcome::Abstained(a) => {

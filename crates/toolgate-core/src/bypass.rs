@@ -1,14 +1,23 @@
 //! Emergency bypass (seed 004): an operator lifts named layers for a while,
-//! with a reason, when they stand in the way of an emergency. The layers
-//! that judge what a call *does* — explicit policy rules and the exec
-//! catalogue (`rm -rf /`, force pushes, exfiltration) — cannot be lifted:
-//! for one such call, an operator approves its approval instead.
+//! with a reason, when they stand in the way of an emergency. Only the
+//! layers that guess or advise can be lifted — the risk score, knowledge,
+//! the sandbox posture. The layers that judge what a call *does* or where
+//! it may act — explicit policy rules, the exec catalogue and a scope
+//! profile's allowlist (`exec`), the scope profile's permitted actions and
+//! protected files (`scope`) — cannot: for one such call, an operator
+//! approves its approval instead.
+//!
+//! Lifting is done by the engine itself ([`Engine::decide_lifting`]): a
+//! lifted layer's findings are recorded and decide nothing, and every
+//! layer after it is still consulted, so a lifted stop never hides what a
+//! later layer would have found.
 
-use crate::engine::{Assessment, LayerVerdict};
-use crate::model::{Decision, Layer, Verdict};
+use crate::engine::{Assessment, Engine, LayerVerdict};
+use crate::model::{Decision, Layer, ToolCall, Verdict};
+use crate::paths::Env;
 
 /// The layers a bypass may lift.
-pub const BYPASSABLE: [Layer; 4] = [Layer::Scope, Layer::Risk, Layer::Knowledge, Layer::Posture];
+pub const BYPASSABLE: [Layer; 3] = [Layer::Risk, Layer::Knowledge, Layer::Posture];
 
 /// The rule name on the verdict a bypass adds to the calls it lets through.
 pub const BYPASS_RULE: &str = "bypass";
@@ -24,8 +33,8 @@ pub fn check_layers(layers: &[Layer]) -> Result<(), String> {
     }
     if let Some(l) = layers.iter().find(|l| !BYPASSABLE.contains(l)) {
         return Err(format!(
-            "the {} layer cannot be bypassed: it judges what a call does; approve the one call \
-             instead (`toolgate bypass approval ID`). Bypassable: {}",
+            "the {} layer cannot be bypassed: it judges what a call does or where it may act; \
+             approve the one call instead (`toolgate bypass approval ID`). Bypassable: {}",
             l.as_str(),
             names(&BYPASSABLE)
         ));
@@ -56,86 +65,95 @@ fn names(layers: &[Layer]) -> String {
         .join(", ")
 }
 
-/// Lifts `layers` from an assessment: when the layer that decided is one
-/// of them, the decision falls to the strictest verdict of the layers left
-/// (block over escalate, then the higher class), or to allow when none is
-/// left; `note` (who bypassed, until when, why) is added as a verdict of
-/// the lifted layer and to the reason. Returns whether anything changed.
-pub fn lift(assessment: &mut Assessment, layers: &[Layer], note: &str) -> bool {
-    let d = &assessment.decision;
+/// `first` (the engine's assessment of `call`) with `layers` lifted: when
+/// the layer that decided is one of them, the call is judged again with
+/// them lifted, and the bypass (`note`: who, until when, why) is added as a
+/// verdict of the lifted layer and, for a call it lets through, to the
+/// reason. Anything else is returned as it is.
+pub fn lift(
+    engine: &Engine,
+    call: &ToolCall,
+    base: &Env,
+    first: Assessment,
+    layers: &[Layer],
+    note: &str,
+) -> Assessment {
+    let d = &first.decision;
     if d.decision == Verdict::Allow || !layers.contains(&d.layer) {
-        return false;
+        return first;
     }
-    let lifted = d.layer;
-    let left = assessment
-        .verdicts
-        .iter()
-        .filter(|v| v.verdict != Verdict::Allow && !layers.contains(&v.layer))
-        .max_by_key(|v| (strictness(v.verdict), v.class))
-        .cloned();
-    let decision = match left {
-        Some(v) => Decision::new(v.verdict, v.class, d.score, v.layer, &v.reason),
-        None => Decision::new(
-            Verdict::Allow,
-            d.risk,
-            d.score,
-            lifted,
-            &format!("the {} layer is bypassed ({note})", lifted.as_str()),
-        ),
-    };
-    assessment.verdicts.push(LayerVerdict {
-        layer: lifted,
+    let lifted_layer = d.layer;
+    let class = d.risk;
+    let mut a = engine.decide_lifting(call, base, layers);
+    a.verdicts.push(LayerVerdict {
+        layer: lifted_layer,
         verdict: Verdict::Allow,
-        class: d.risk,
+        class,
         reason: format!("bypassed ({note})"),
         rule: Some(BYPASS_RULE.to_string()),
     });
-    assessment.decision = decision;
-    true
-}
-
-fn strictness(v: Verdict) -> u8 {
-    match v {
-        Verdict::Allow => 0,
-        Verdict::Escalate => 1,
-        Verdict::Block => 2,
+    if a.decision.decision == Verdict::Allow {
+        a.decision = Decision::new(
+            Verdict::Allow,
+            a.decision.risk,
+            a.decision.score,
+            lifted_layer,
+            &format!("the {} layer is bypassed ({note})", lifted_layer.as_str()),
+        );
     }
+    a
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Engine;
-    use crate::model::{RiskClass, ToolCall};
-    use crate::paths::Env;
+    use crate::model::RiskClass;
     use crate::policy::Policy;
+    use crate::posture::{Signals, detect};
+    use crate::profile::Profile;
 
-    fn assess(policy: &str, call: &str) -> Assessment {
-        let engine = Engine::new(Policy::from_toml_str(policy, "p.toml").unwrap());
-        let call: ToolCall = serde_json::from_str(call).unwrap();
-        engine.decide(&call, &Env::new("/home/dev", "/home/dev/proj"))
+    fn env() -> Env {
+        Env::new("/home/dev", "/home/dev/proj")
+    }
+
+    fn call(json: &str) -> ToolCall {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn lifted(engine: &Engine, c: &str, layers: &[Layer]) -> Assessment {
+        let c = call(c);
+        let first = engine.decide(&c, &env());
+        lift(
+            engine,
+            &c,
+            &env(),
+            first,
+            layers,
+            "by alice until 10:00: outage",
+        )
     }
 
     #[test]
     fn only_the_layers_that_guess_or_advise_can_be_lifted() {
-        assert!(check_layers(&[Layer::Knowledge, Layer::Risk]).is_ok());
-        let e = check_layers(&[Layer::Risk, Layer::Exec]).unwrap_err();
-        assert!(e.contains("exec layer cannot be bypassed"), "{e}");
-        assert!(check_layers(&[Layer::Policy]).is_err());
+        assert!(check_layers(&[Layer::Knowledge, Layer::Risk, Layer::Posture]).is_ok());
+        for l in [Layer::Exec, Layer::Policy, Layer::Scope] {
+            let e = check_layers(&[Layer::Risk, l]).unwrap_err();
+            assert!(e.contains("cannot be bypassed"), "{e}");
+        }
         assert!(check_layers(&[]).is_err());
         assert_eq!(parse_layer(" Knowledge"), Some(Layer::Knowledge));
         assert_eq!(parse_layer("sandbox"), None);
     }
 
     #[test]
-    fn a_lifted_layer_leaves_the_strictest_verdict_of_the_others() {
-        // Escalated by the score alone: lifting the risk layer allows it.
-        let mut a = assess(
-            "[risk]\nescalation_threshold = 2\n",
+    fn a_lifted_score_leaves_every_finding_standing() {
+        let low =
+            Engine::new(Policy::from_toml_str("[risk]\nescalation_threshold = 2\n", "p").unwrap());
+        let a = lifted(
+            &low,
             r#"{"tool":"exec","params":{"command":"ls -la"}}"#,
+            &[Layer::Risk],
         );
-        assert_eq!(a.decision.decision, Verdict::Escalate);
-        assert!(lift(&mut a, &[Layer::Risk], "by alice until 10:00: outage"));
         assert_eq!(a.decision.decision, Verdict::Allow);
         assert!(
             a.decision.reason.contains("outage"),
@@ -147,13 +165,80 @@ mod tests {
             Some(BYPASS_RULE)
         );
         // The catalogue's findings stay whatever is lifted.
-        let mut a = assess("", r#"{"tool":"exec","params":{"command":"rm -rf /"}}"#);
-        assert_eq!(a.decision.decision, Verdict::Block);
-        assert!(!lift(&mut a, &[Layer::Risk, Layer::Knowledge], "x"));
-        assert_eq!(a.decision.decision, Verdict::Block);
-        assert_eq!(a.decision.risk, RiskClass::R4);
-        // An allow stays an allow.
-        let mut a = assess("", r#"{"tool":"exec","params":{"command":"ls"}}"#);
-        assert!(!lift(&mut a, &[Layer::Risk], "x"));
+        let a = lifted(
+            &low,
+            r#"{"tool":"exec","params":{"command":"rm -rf /"}}"#,
+            &[Layer::Risk, Layer::Knowledge],
+        );
+        assert_eq!(
+            (a.decision.decision, a.decision.risk),
+            (Verdict::Block, RiskClass::R4)
+        );
+        let a = lifted(
+            &low,
+            r#"{"tool":"exec","params":{"command":"git push --force origin main"}}"#,
+            &[Layer::Risk],
+        );
+        assert_eq!(a.decision.decision, Verdict::Escalate);
+        // An allow stays an allow, untouched.
+        let plain = Engine::new(Policy::default());
+        let a = lifted(
+            &plain,
+            r#"{"tool":"exec","params":{"command":"ls"}}"#,
+            &[Layer::Risk],
+        );
+        assert!(
+            a.verdicts
+                .iter()
+                .all(|v| v.rule.as_deref() != Some(BYPASS_RULE))
+        );
+    }
+
+    #[test]
+    fn a_lifted_sandbox_requirement_still_leaves_the_profile_after_it_standing() {
+        let doc = serde_json::json!({
+            "version": 1,
+            "provider": {"name": "Dr. Test", "license": {"type": "MD", "state": "CA"}},
+            "scope": {"permitted_actions": ["chart", "read", "exec", "order"], "prohibited_actions": []},
+            "autonomy": {"order": "manual"},
+            "hardening": {"require_sandbox": true},
+            "actions": [{"class": "order", "tools": ["mcp__ehr__*"]}],
+            "exec_allowlist": ["sort"],
+        });
+        let profile = Profile::from_value(doc, "t.profile.md").unwrap();
+        let engine = Engine::new(Policy::default().with_profile(profile))
+            .with_posture(detect(&Signals::default()));
+        let sort = r#"{"tool":"exec","params":{"command":"sort notes.txt"}}"#;
+        assert_eq!(
+            engine.decide(&call(sort), &env()).decision.layer,
+            Layer::Posture
+        );
+        assert_eq!(
+            lifted(&engine, sort, &[Layer::Posture]).decision.decision,
+            Verdict::Allow
+        );
+        // The allowlist and the autonomy tiers after the sandbox check still judge.
+        let curl = lifted(
+            &engine,
+            r#"{"tool":"exec","params":{"command":"curl http://x.test"}}"#,
+            &[Layer::Posture],
+        );
+        assert_eq!(
+            curl.decision.decision,
+            Verdict::Block,
+            "{:?}",
+            curl.decision
+        );
+        let order = lifted(
+            &engine,
+            r#"{"tool":"mcp__ehr__order","params":{"drug":"x"}}"#,
+            &[Layer::Posture],
+        );
+        assert_eq!(
+            order.decision.decision,
+            Verdict::Escalate,
+            "{:?}",
+            order.decision
+        );
     }
 }

@@ -160,17 +160,26 @@ impl Engine {
     /// Decides one call. A bridge (`tool_call` and its kin) is judged as
     /// every call it may stand for, and the strictest answer stands.
     pub fn decide(&self, call: &ToolCall, base: &Env) -> Assessment {
+        self.decide_lifting(call, base, &[])
+    }
+
+    /// [`Engine::decide`] with `lifted` layers not consulted (an emergency
+    /// bypass, [`crate::bypass`]): their verdicts are recorded but stop
+    /// nothing, and the layers after them are consulted as if they had
+    /// allowed — a scope profile's block no longer ends the walk before
+    /// the catalogue has judged the command.
+    pub fn decide_lifting(&self, call: &ToolCall, base: &Env, lifted: &[Layer]) -> Assessment {
         let u = unwrap_bridges(call);
         let mut best: Option<Assessment> = None;
         for inner in &u.calls {
-            let a = self.decide_one(call, inner, u.bridged, u.unreadable.clone(), base);
+            let a = self.decide_one(call, inner, u.bridged, u.unreadable.clone(), base, lifted);
             if best.as_ref().is_none_or(|b| strictness(&a) > strictness(b)) {
                 best = Some(a);
             }
         }
         match best {
             Some(a) => a,
-            None => self.decide_one(call, call, false, u.unreadable, base),
+            None => self.decide_one(call, call, false, u.unreadable, base, lifted),
         }
     }
 
@@ -181,6 +190,7 @@ impl Engine {
         bridged: bool,
         unreadable: Option<String>,
         base: &Env,
+        lifted: &[Layer],
     ) -> Assessment {
         let env = self.env_for(call, base);
         let n = normalize_unwrapped(call, inner, bridged, unreadable, &env);
@@ -213,7 +223,8 @@ impl Engine {
             );
         }
         if let Some(profile) = self.policy.profile() {
-            let j = profile.judge(&n, &env, &self.posture);
+            let j =
+                profile.judge_lifting(&n, &env, &self.posture, lifted.contains(&Layer::Posture));
             verdicts.extend(j.verdicts);
             match j.stop {
                 Some((Verdict::Block, layer, reason, _)) => {
@@ -295,7 +306,8 @@ impl Engine {
                 reason: c.reason.clone(),
                 rule: c.rule.clone(),
             });
-            if top.as_ref().is_none_or(|t| c.key() > t.key()) {
+            // A lifted layer's finding is recorded and decides nothing.
+            if !lifted.contains(&c.layer) && top.as_ref().is_none_or(|t| c.key() > t.key()) {
                 top = Some(c.clone());
             }
         }
@@ -303,6 +315,7 @@ impl Engine {
         let mut decided = top.clone();
         if top.as_ref().is_none_or(|t| t.verdict == Verdict::Allow)
             && score >= self.policy.escalation_threshold()
+            && !lifted.contains(&Layer::Risk)
         {
             let reason = format!(
                 "risk score {score} (clarity {clarity} × stakes {}) reaches the escalation threshold {}",

@@ -303,15 +303,18 @@ impl Gate {
         let start = Instant::now();
         let special = is_relay(&call) || is_ack(&call);
         let assessment = (!special).then(|| {
-            let mut a = self.engine.decide(&call, &self.base);
+            let a = self.engine.decide(&call, &self.base);
             // A bypass only ever turns a stop into less of one: an allowed
             // call (most of them) does not need the bypasses read.
-            if a.decision.decision != Verdict::Allow
-                && let Some((layers, note)) = self.active_bypass()
-            {
-                toolgate_core::bypass::lift(&mut a, &layers, &note);
+            if a.decision.decision == Verdict::Allow {
+                return a;
             }
-            a
+            match self.active_bypass() {
+                Some((layers, note)) => {
+                    toolgate_core::bypass::lift(&self.engine, &call, &self.base, a, &layers, &note)
+                }
+                None => a,
+            }
         });
         let env = self.engine.env_for(&call, &self.base);
         let binding = binding_hash(&call, &env);

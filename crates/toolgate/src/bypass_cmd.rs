@@ -14,7 +14,7 @@ use toolgate_store::{Clock, Store, StoreError, SystemClock};
 /// What to do with bypasses.
 #[derive(Debug, Subcommand)]
 pub enum BypassCommand {
-    /// Lift layers (knowledge, risk, scope, posture) for a while, for
+    /// Lift layers (knowledge, risk, posture) for a while, for
     /// everyone, with a reason that goes into the audit log.
     Start {
         /// A layer to lift; repeat for several.

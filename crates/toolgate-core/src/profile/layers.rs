@@ -163,6 +163,19 @@ impl Profile {
 
     /// Judges a normalized call (in `env`, with the sandbox `posture`).
     pub fn judge(&self, n: &NormalizedCall, env: &Env, posture: &Posture) -> ProfileJudgement {
+        self.judge_lifting(n, env, posture, false)
+    }
+
+    /// [`Profile::judge`]; with `lift_posture` (an emergency bypass of the
+    /// posture layer), a missing sandbox is recorded and stops nothing, and
+    /// the layers after it are judged as usual.
+    pub fn judge_lifting(
+        &self,
+        n: &NormalizedCall,
+        env: &Env,
+        posture: &Posture,
+        lift_posture: bool,
+    ) -> ProfileJudgement {
         let h = &self.doc.hardening;
         let mut out = ProfileJudgement {
             verdicts: Vec::new(),
@@ -314,28 +327,33 @@ impl Profile {
             posture.signals.join("; ")
         };
         if h.require_sandbox && !posture.is_sandboxed() {
-            block(
+            let why = format!(
+                "the scope profile requires a container sandbox and none is certain ({seen})"
+            );
+            if !lift_posture {
+                block(&mut out, Layer::Posture, "require_sandbox", why);
+                return out;
+            }
+            pass(
                 &mut out,
                 Layer::Posture,
                 "require_sandbox",
-                format!(
-                    "the scope profile requires a container sandbox and none is certain ({seen})"
-                ),
+                format!("lifted by a bypass: {why}"),
             );
-            return out;
+        } else {
+            pass(
+                &mut out,
+                Layer::Posture,
+                "docker_sandbox",
+                if !h.docker_sandbox && !h.require_sandbox {
+                    "sandbox reporting is off in the profile".into()
+                } else if posture.is_sandboxed() {
+                    format!("running in a container: {seen}")
+                } else {
+                    format!("not sandboxed ({seen}); reported, not enforced")
+                },
+            );
         }
-        pass(
-            &mut out,
-            Layer::Posture,
-            "docker_sandbox",
-            if !h.docker_sandbox && !h.require_sandbox {
-                "sandbox reporting is off in the profile".into()
-            } else if posture.is_sandboxed() {
-                format!("running in a container: {seen}")
-            } else {
-                format!("not sandboxed ({seen}); reported, not enforced")
-            },
-        );
 
         // 5. Safety guard: autonomy tiers of the call's action classes.
         if !h.safety_guard {

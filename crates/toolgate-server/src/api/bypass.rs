@@ -70,7 +70,7 @@ pub async fn start(
                 .map(|n| {
                     parse_layer(n).ok_or_else(|| {
                         ApiError::bad_request(format!(
-                            "{n:?} is not a layer: use knowledge, risk, scope or posture"
+                            "{n:?} is not a layer: use knowledge, risk or posture"
                         ))
                     })
                 })

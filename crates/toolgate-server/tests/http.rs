@@ -1272,6 +1272,11 @@ max_auto_approve = "R2"
     let v = d.check(exec("ls -l /tmp")).await;
     assert_eq!(v["decision"], "escalate", "{v}");
     assert_eq!(hit_count(), 2);
+    // Retrying the same call joins its approval: the model is not asked
+    // (nor waited for) again on the same terms.
+    *reply.lock().unwrap() = ModelReply::Confident;
+    assert_eq!(d.check(exec("ls -l /tmp")).await["decision"], "escalate");
+    assert_eq!(hit_count(), 2, "asked again about the same approval");
 
     // Down: the same.
     *reply.lock().unwrap() = ModelReply::Broken;

@@ -13,20 +13,25 @@ use toolgate_core::model::{Decision, ToolCall, Verdict};
 
 impl Gate {
     /// Lets the automated approvers that the pending approval named by
-    /// `decision` admits vote on it (those that already voted on its
-    /// current terms are refused as any second vote is). When their votes
-    /// settle it, `call` is checked again, which uses the approval they
-    /// completed or answers their denial; otherwise `decision` stands.
-    /// Anything but a pending escalation is returned as it is.
+    /// `decision` admits vote on it. When their votes settle it, `call` is
+    /// recorded again, which uses the approval they completed or answers
+    /// their denial; otherwise `decision` stands. Anything but a pending
+    /// escalation is returned as it is.
+    ///
+    /// The rules are asked on every check (they are pure and a second vote
+    /// is refused anyway); the model once per approval and terms (a
+    /// single-use key in the store, so no retry, no other process and no
+    /// waiter's re-check asks it again and waits its timeout again).
     ///
     /// Runs outside any transaction: call it after the decision is
     /// recorded ([`Gate::check`] does; a daemon does it after its group
     /// commit, off the commit thread).
     pub fn run_factors(&self, call: &ToolCall, decision: Decision) -> Result<Decision, StoreError> {
-        if decision.decision != Verdict::Escalate {
+        let Some(due) = self.factors_due(&decision)? else {
             return Ok(decision);
-        }
-        self.factors_for(&self.judge(call.clone()), decision)
+        };
+        // Judged again only now: most escalations have no factor to ask.
+        self.ask_factors(&self.judge(call.clone()), decision, due)
     }
 
     /// [`Gate::run_factors`] for a call this gate judged and recorded as
@@ -37,35 +42,67 @@ impl Gate {
         judged: &Judged,
         decision: Decision,
     ) -> Result<Decision, StoreError> {
-        let call = &judged.call;
+        match self.factors_due(&decision)? {
+            Some(due) => self.ask_factors(judged, decision, due),
+            None => Ok(decision),
+        }
+    }
+
+    /// The pending approval `decision` names and the automated approvers
+    /// to ask about it, if there are any.
+    fn factors_due(&self, decision: &Decision) -> Result<Option<Due>, StoreError> {
         if decision.decision != Verdict::Escalate {
-            return Ok(decision);
+            return Ok(None);
         }
         let Some(id) = decision
             .approval
             .as_ref()
             .and_then(|a| ApprovalId::parse(&a.id).ok())
         else {
-            return Ok(decision);
+            return Ok(None);
         };
         let Some(approval) = self.store().read_approval(&id)? else {
-            return Ok(decision);
+            return Ok(None);
         };
         if approval.state != ApprovalState::Pending {
-            return Ok(decision);
+            return Ok(None);
         }
-        let rules = RulesApprover;
-        let mut approvers: Vec<&dyn Approver> = Vec::new();
-        if approval.quorum.admits(ApproverKind::RulesBased) {
-            approvers.push(&rules);
-        }
-        if let Some(llm) = &self.llm
+        let rules = approval.quorum.admits(ApproverKind::RulesBased);
+        let model = self.llm.is_some()
             && approval.quorum.admits(ApproverKind::LlmEvaluation)
-        {
-            approvers.push(&**llm);
+            && crate::people::use_once(
+                &**self.store(),
+                &*self.clock,
+                &format!("factors:{id}:{}", approval.generation),
+                approval.expires_ms,
+            )?;
+        Ok((rules || model).then_some(Due {
+            approval,
+            rules,
+            model,
+        }))
+    }
+
+    fn ask_factors(
+        &self,
+        judged: &Judged,
+        decision: Decision,
+        due: Due,
+    ) -> Result<Decision, StoreError> {
+        let call = &judged.call;
+        let Due {
+            approval,
+            rules,
+            model,
+        } = due;
+        let id = approval.id;
+        let rules_approver = RulesApprover;
+        let mut approvers: Vec<&dyn Approver> = Vec::new();
+        if rules {
+            approvers.push(&rules_approver);
         }
-        if approvers.is_empty() {
-            return Ok(decision);
+        if let (true, Some(llm)) = (model, &self.llm) {
+            approvers.push(&**llm);
         }
         let Some(analyses) = judged.analyses() else {
             return Ok(decision);
@@ -86,9 +123,19 @@ impl Gate {
         let trace = random_hex()?;
         let mut settled = false;
         let mut tx = self.store().begin()?;
+        // A factor that voted on these terms already (an earlier check of
+        // the same call) is not recorded again as a refused second vote.
+        let voted = tx.votes(&id)?;
         for (approver, approve, reason) in cast {
+            let identity = approver.identity();
+            if voted
+                .iter()
+                .any(|v| v.identity == identity && v.generation == approval.generation)
+            {
+                continue;
+            }
             let input = VoteInput {
-                identity: approver.identity(),
+                identity,
                 approve,
                 reason: Some(reason),
                 channel: "policy".to_string(),
@@ -108,4 +155,11 @@ impl Gate {
             .record_batch(std::slice::from_ref(judged))?
             .swap_remove(0))
     }
+}
+
+/// What [`Gate::factors_due`] found to ask.
+struct Due {
+    approval: toolgate_core::approval::Approval,
+    rules: bool,
+    model: bool,
 }

@@ -838,3 +838,30 @@ approve = ["exec(kubectl apply -f staging.yaml)"]
     assert_eq!(vote["identity"], "rules_based");
     assert_eq!(vote["channel"], "policy");
 }
+
+#[test]
+fn a_factor_that_voted_is_not_recorded_again_on_every_retry() {
+    use toolgate_store::Store;
+    let dir = TempDir::new("factors-once");
+    let clock = Arc::new(ManualClock::new(T0));
+    // The rules approve, but R3 still needs a person: the approval stays
+    // pending while the agent retries.
+    let policy = r#"
+[[approvals.rule]]
+name = "staging"
+approve = ["exec(kubectl apply -f staging.yaml)"]
+"#;
+    let s = store(&dir.0);
+    let g = gate(s.clone(), policy, clock);
+    for _ in 0..3 {
+        let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
+        assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
+    }
+    let mut votes = 0;
+    s.scan_audit(0, &mut |r| {
+        votes += usize::from(r.entry.contains("\"kind\":\"approval.vote\""));
+        true
+    })
+    .unwrap();
+    assert_eq!(votes, 1, "one vote by the rules, no refused repeats");
+}

@@ -250,6 +250,11 @@ pub async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>
 }
 
 async fn handle(app: &Arc<App>, change: ApprovalChange) {
+    // Without a routing target (the default) there is nothing to send or
+    // update, and nothing to remember.
+    if app.router.load().targets.iter().all(|t| t.channel.is_none()) {
+        return;
+    }
     let store = app.store.clone();
     let id = change.id;
     let approval = match tokio::task::spawn_blocking(move || store.read_approval(&id)).await {

@@ -252,7 +252,13 @@ pub async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>
 async fn handle(app: &Arc<App>, change: ApprovalChange) {
     // Without a routing target (the default) there is nothing to send or
     // update, and nothing to remember.
-    if app.router.load().targets.iter().all(|t| t.channel.is_none()) {
+    if app
+        .router
+        .load()
+        .targets
+        .iter()
+        .all(|t| t.channel.is_none())
+    {
         return;
     }
     let store = app.store.clone();

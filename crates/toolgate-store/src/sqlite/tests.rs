@@ -252,3 +252,77 @@ fn own_bm25_orders_like_fts5() {
         }
     }
 }
+
+/// Frames in the WAL as a newly opened connection finds them (a passive
+/// checkpoint's second column); closing it leaves the WAL as it is, as the
+/// store's own connections do.
+fn frames_a_new_process_reads(path: &Path) -> i64 {
+    let conn = Connection::open(path).unwrap();
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+        .unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
+        .unwrap()
+}
+
+fn wal_len(store: &SqliteStore) -> u64 {
+    let mut wal = store.path().as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
+}
+
+/// A store dropped with a large WAL folds it into the database and starts
+/// it over: the next process reads back only the frames after that, and the
+/// WAL file keeps its blocks (a later commit overwrites them, which costs
+/// its fsync less than growing a file). A small WAL is left as it is.
+#[test]
+fn a_large_wal_is_folded_and_started_over_not_truncated() {
+    let dir = TempDir::new("wal");
+    let clock = ManualClock::new(1_800_000_000_000);
+    let store = SqliteStore::open(&dir.0, SyncMode::Full).unwrap();
+    let path = store.path().to_path_buf();
+    let memory = |n: usize| Memory {
+        id: 0,
+        text: format!(
+            "memory {n}: {}",
+            "the staging cluster is shared ".repeat(40)
+        ),
+        categories: vec![Category::Gotchas],
+        confidence: 0.9,
+        source: None,
+        created_ms: 0,
+    };
+    add_memory(&store, &clock, memory(0), "tester").unwrap();
+    drop(store);
+    let small = frames_a_new_process_reads(&path);
+    assert!(small > 0, "one memory's pages stay in a small WAL");
+
+    // Grown and folded three times: each fold starts the WAL over again
+    // (a marker written unchanged would not).
+    let mut n = 1;
+    let mut grown = 0;
+    for _ in 0..3 {
+        let store = SqliteStore::open(&dir.0, SyncMode::Full).unwrap();
+        while u64::from(store.wal_pages.load(Ordering::Relaxed)) * WAL_FRAME_BYTES
+            <= WAL_CHECKPOINT_BYTES
+        {
+            add_memory(&store, &clock, memory(n), "tester").unwrap();
+            n += 1;
+        }
+        grown = grown.max(wal_len(&store));
+        assert!(
+            grown > WAL_CHECKPOINT_BYTES,
+            "the WAL grew to {grown} bytes"
+        );
+        drop(store);
+        let after = frames_a_new_process_reads(&path);
+        assert!(after <= 4, "{after} frames read back after the fold");
+    }
+    let store = SqliteStore::open(&dir.0, SyncMode::Full).unwrap();
+    assert_eq!(wal_len(&store), grown, "the WAL file was cut, not reused");
+    let v = verify(&store).unwrap();
+    assert_eq!(v.entries, n as u64, "every memory's audit entry is there");
+    assert_eq!(
+        store.search_memories_text("staging", 1000).unwrap().len(),
+        n
+    );
+}

@@ -5,6 +5,7 @@
 
 use super::argv::{self, Arg};
 use super::automata::Pattern;
+use super::remote;
 use super::rules::{ExecRule, OperandScope, SetRef};
 use super::sets::{candidates, is_glob};
 use super::{Catalogue, Finding};
@@ -25,6 +26,9 @@ enum Resolved {
     /// Partly unknown (`/proc/$(pgrep x)/environ` → `/proc/*/environ`).
     Partial(String),
     Unknown,
+    /// A file on another machine (`user@host:path` to scp, a URL to
+    /// curl): in no local set, and not unknown either.
+    Remote,
 }
 
 /// One command, with what rules need from it computed lazily.
@@ -125,7 +129,7 @@ impl<'a> CmdView<'a> {
         }
         let v = match &self.resolved()[i] {
             Resolved::Path(p) | Resolved::Partial(p) => cat.set_matches(set, p, self.env),
-            Resolved::Unknown => false,
+            Resolved::Unknown | Resolved::Remote => false,
         };
         if let SetRef::Set(_) = set {
             self.memo.borrow_mut().push((i, set_key, v));
@@ -365,6 +369,15 @@ fn resolve(w: &Word, cmd: &SimpleCommand, env: &Env) -> Resolved {
         .strip_prefix('@')
         .filter(|r| !r.is_empty() && *r != "-")
         .unwrap_or(t);
+    let this_machine;
+    let t = match remote::classify(&cmd.program, t) {
+        remote::Operand::Remote => return Resolved::Remote,
+        remote::Operand::ThisMachine(path) => {
+            this_machine = path;
+            this_machine.as_str()
+        }
+        remote::Operand::Local => t,
+    };
     let absolute = t.starts_with('/')
         || t.starts_with('~')
         || t.starts_with("$HOME")

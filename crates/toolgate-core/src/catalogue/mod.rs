@@ -8,6 +8,7 @@
 pub mod argv;
 mod automata;
 mod exec;
+mod remote;
 mod rules;
 mod selftest;
 pub mod sets;

@@ -8,8 +8,9 @@ use std::fmt;
 
 /// One tool call as an agent runtime reports it, before normalization.
 ///
-/// Only `tool` and `params` are required; unknown extra fields are ignored so
-/// any runtime's payload can be passed through as it is.
+/// Only `tool` and `params` are required. Read from a client
+/// ([`crate::input::tool_call`]), a key that is not one of these fields is
+/// refused: a misspelled key must not leave the call judged without it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The runtime's own tool name (`exec`, `Bash`, `run_shell_command`, `mcp__fs__write_file`, …).

@@ -17,6 +17,16 @@ pub struct Env {
     pub other_homes: Vec<String>,
 }
 
+/// The working directory of a call that did not say where it runs (a
+/// daemon cannot know the agent's): a directory no rule's set names, so a
+/// relative path in such a call is judged as being somewhere unknown,
+/// never in the daemon's own directory, and says so in every reason.
+pub const UNKNOWN_CWD: &str = "/(cwd unknown)";
+
+/// The workspace when neither the call nor the policy names one: a
+/// directory that contains nothing, so no path is inside the workspace.
+pub const UNKNOWN_WORKSPACE: &str = "/(workspace unknown)";
+
 /// Where users' homes live: `<root>/<user>`.
 const HOME_ROOTS: &[&str] = &["/home", "/Users", "/var/home"];
 
@@ -30,6 +40,23 @@ impl Env {
             cwd,
             other_homes: Vec::new(),
         }
+    }
+
+    /// An environment for calls that may not say where they run: a call
+    /// without `cwd` is judged in [`UNKNOWN_CWD`], with no workspace (unless
+    /// the policy names one).
+    pub fn cwd_unknown(home: impl Into<String>) -> Env {
+        Env {
+            home: normalize_abs(&home.into()),
+            cwd: UNKNOWN_CWD.to_string(),
+            workspace: UNKNOWN_WORKSPACE.to_string(),
+            other_homes: Vec::new(),
+        }
+    }
+
+    /// False when calls are judged in [`UNKNOWN_CWD`].
+    pub fn cwd_is_known(&self) -> bool {
+        self.cwd != UNKNOWN_CWD
     }
 
     /// The same environment for an agent whose home is `home` (absolute):
@@ -187,6 +214,20 @@ mod tests {
 
     fn env() -> Env {
         Env::new("/home/dev", "/home/dev/proj")
+    }
+
+    #[test]
+    fn an_unknown_cwd_puts_relative_paths_nowhere_known() {
+        let e = Env::cwd_unknown("/home/dev");
+        assert!(!e.cwd_is_known() && env().cwd_is_known());
+        assert_eq!(e.resolve("build"), "/(cwd unknown)/build");
+        assert_eq!(e.resolve("~/x"), "/home/dev/x");
+        // Climbing out of it reads as climbing to the root: the strict reading.
+        assert_eq!(e.resolve("../../etc/passwd"), "/etc/passwd");
+        for p in ["/(cwd unknown)/build", "/home/dev/proj", "/tmp/x", "/"] {
+            assert!(!e.in_workspace(p), "{p} is in no workspace");
+        }
+        assert_eq!(e.with_cwd("/srv/app").resolve("x"), "/srv/app/x");
     }
 
     #[test]

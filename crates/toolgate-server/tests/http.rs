@@ -308,7 +308,15 @@ async fn bad_input_gets_a_clear_4xx_and_the_server_keeps_serving() {
         (r#"{"tool": "exec", "params": "rm -rf /"}"#, "params"),
         (r#"{"params": {}}"#, "missing \"tool\""),
         (r#"[1, 2]"#, "JSON object"),
-        (r#"{"tool": "exec", "session": {"a": 1}}"#, "not a ToolCall"),
+        (
+            r#"{"tool": "exec", "params": {}, "session": {"a": 1}}"#,
+            "not a ToolCall",
+        ),
+        (r#"{"tool": "Bash"}"#, "missing \"params\""),
+        (
+            r#"{"tool": "exec", "param": {"command": "rm -rf /"}}"#,
+            "did you mean \"params\"",
+        ),
         (r#"{"tool": "exec""#, "not valid JSON"),
         ("", "empty"),
     ] {

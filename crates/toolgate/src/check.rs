@@ -44,12 +44,23 @@ pub struct CheckArgs {
     stateless: bool,
 }
 
-/// The environment calls are judged in: `$HOME` and the current directory.
-pub fn base_env() -> Env {
-    let home = std::env::var("HOME")
+/// `$HOME`, or `/root` when it is unset or not absolute.
+fn own_home() -> String {
+    std::env::var("HOME")
         .ok()
         .filter(|h| h.starts_with('/'))
-        .unwrap_or_else(|| "/root".to_string());
+        .unwrap_or_else(|| "/root".to_string())
+}
+
+/// The environment a daemon judges calls in: its own directory is not the
+/// agent's, so a call without `cwd` is judged as running somewhere unknown.
+pub fn daemon_env() -> Env {
+    Env::cwd_unknown(own_home())
+}
+
+/// The environment calls are judged in: `$HOME` and the current directory.
+pub fn base_env() -> Env {
+    let home = own_home();
     let cwd = std::env::current_dir()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "/".to_string());
@@ -146,7 +157,7 @@ pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
 fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
     let value = toolgate_core::input::parse_json(text.as_bytes()).map_err(|e| anyhow!("{e}"))?;
     let id = value.get("id").cloned();
-    let call = toolgate_core::input::tool_call(value).map_err(|e| anyhow!("{e}"))?;
+    let call = toolgate_core::input::tool_call(value, &["id"]).map_err(|e| anyhow!("{e}"))?;
     Ok((call, id))
 }
 

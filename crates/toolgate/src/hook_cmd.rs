@@ -192,6 +192,7 @@ fn answer(
     let ctx = ReplyContext {
         mode: hook_call.mode.as_deref(),
         host_prompt: settings.host_prompt,
+        allow_is_final: settings.allow_is_final,
     };
     Ok(runtime.reply(&decision, &ctx))
 }

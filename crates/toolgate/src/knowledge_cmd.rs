@@ -109,7 +109,7 @@ fn run_inner(cmd: KnowledgeCommand, data: &DataDirArgs) -> Result<()> {
                 .read_to_string(&mut text)
                 .context("cannot read the ToolCall from stdin")?;
             let call = parse_json(text.trim().as_bytes())
-                .and_then(tool_call)
+                .and_then(|v| tool_call(v, &[]))
                 .map_err(|e| anyhow!("stdin is not a ToolCall: {e}"))?;
             let gate = gate(policy.as_deref(), data)?;
             let engine = gate.engine();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use toolgate_server::{PolicySource, Server, ServerConfig, TokenSource, Tokens};
 use toolgate_store::{Store, SystemClock};
 
-use crate::check::{base_env, load_engine};
+use crate::check::{daemon_env, load_engine};
 use crate::state::DataDirArgs;
 
 /// Arguments of `toolgate serve`.
@@ -66,7 +66,7 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
             loader,
             watch: args.policy.clone(),
         },
-        base: base_env(),
+        base: daemon_env(),
         link_key: Some(
             toolgate_server::auth::load_link_key(
                 &data.resolve().0,

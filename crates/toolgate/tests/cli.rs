@@ -90,7 +90,7 @@ fn disguised_home_wipe_is_blocked_for_every_shell_tool_name() {
 fn ordinary_call_is_allowed_with_all_decision_fields() {
     let out = toolgate(
         &["check"],
-        r#"{"tool":"Bash","params":{"command":"cargo test --workspace"},"extra":"ignored"}"#,
+        r#"{"tool":"Bash","params":{"command":"cargo test --workspace"}}"#,
     );
     assert_eq!(out.status.code(), Some(0));
     let d = json(&out);
@@ -321,6 +321,39 @@ fn bad_input_exits_2_with_one_line_on_stderr() {
         assert_eq!(err.trim_end().lines().count(), 1, "input {input:?}: {err}");
         assert!(err.starts_with("toolgate check: "), "{err}");
     }
+}
+
+/// A call that does not say what it does (no `params`, or a misspelled
+/// key) is refused with advice, never judged: judged, it would become a
+/// pending approval for a call nobody can read.
+#[test]
+fn a_misspelled_or_missing_params_is_refused_and_nothing_is_recorded() {
+    let dir = fresh_data_dir();
+    for (input, says) in [
+        (
+            r#"{"tool":"Bash","param":{"command":"rm -rf /"}}"#,
+            "did you mean \"params\"",
+        ),
+        (r#"{"tool":"Bash"}"#, "missing \"params\""),
+        (r#"{"tool":"Bash","params":null}"#, "\"params\""),
+        (
+            r#"{"tool":"Bash","params":{"command":"ls"},"cwdir":"/"}"#,
+            "did you mean \"cwd\"",
+        ),
+    ] {
+        let out = toolgate_in(&dir, &["check"], input);
+        assert_eq!(out.status.code(), Some(2), "input {input}");
+        assert!(out.stdout.is_empty(), "input {input} was answered");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "input {input}: {err}");
+    }
+    let list = toolgate_in(&dir, &["approvals", "list", "--json"], "");
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        !listed.contains("Bash"),
+        "an approval was created: {listed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -156,3 +156,47 @@ fn bad_tokens_in_the_environment_stop_start_up_with_a_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("shorter than 16"), "{err}");
 }
+
+/// The daemon does not know where an agent runs: a call without `cwd` is
+/// judged as running somewhere unknown (its relative paths in no workspace,
+/// and said so), never in the daemon's own directory.
+#[test]
+fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
+    let dir = temp_dir("cwd");
+    let data_arg = dir.join("data").display().to_string();
+    let d = spawn(
+        &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    let agent = token(&dir.join("data"), "agent");
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &agent,
+        r#"{"tool":"exec","params":{"command":"rm -rf build"},"cwd":"/home/dev/proj"}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("allow")), "{v}");
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &agent,
+        r#"{"tool":"exec","params":{"command":"rm -rf build"}}"#,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_ne!(v["decision"], "allow", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap_or("").contains("(cwd unknown)"),
+        "{v}"
+    );
+    // Misspelled or missing params: refused, not judged.
+    for body in [
+        r#"{"tool":"Bash"}"#,
+        r#"{"tool":"exec","param":{"command":"rm -rf /"},"cwd":"/"}"#,
+    ] {
+        let (s, v) = request(&d.addr, "POST", "/v1/check", &agent, body);
+        assert_eq!(s, 400, "{body}: {v}");
+    }
+}

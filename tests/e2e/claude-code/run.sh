@@ -423,6 +423,41 @@ else
   pass "modes: (fact) in default mode under -p a hook's \`ask\` is a denial"
 fi
 
+# --- toolgate's allow leaves Claude's own checks in force ---------------------
+# An ordinary Bash call toolgate allows, in `default` mode under -p with no
+# permissions.allow entry: without toolgate, Claude's own logic would prompt
+# (a denial in -p), and with toolgate installed it still must (toolgate
+# answers no decision, not allow). With `[hooks] allow_is_final = true` in
+# the policy the hook answers allow and the call runs.
+ordinary_prompt() { printf 'Run this with the Bash tool: <<<RUN:echo hi > %s>>>' "$mode_ws/allowed-marker.txt"; }
+rm -f "$mode_ws/allowed-marker.txt"
+run_claude_mode "ctl-default-ordinary" "$allow_settings" "$(ordinary_prompt)" default
+ctl_ran=no; [[ -f "$mode_ws/allowed-marker.txt" ]] && ctl_ran=yes
+rm -f "$mode_ws/allowed-marker.txt"
+run_claude_mode "tg-default-ordinary" "$mode_settings" "$(ordinary_prompt)" default
+allowed=$("$bin" audit tail --data-dir "$mode_data" --json -n 50 2>/dev/null | grep -c 'allowed-marker')
+if [[ -f "$mode_ws/allowed-marker.txt" ]]; then
+  fail "allow: toolgate's allow skipped Claude's own prompt in default mode (control ran: $ctl_ran)" \
+    "$(tail -c 400 "$tmp/tg-default-ordinary/claude.out")"
+elif [[ "$allowed" -eq 0 ]]; then
+  fail "allow: the ordinary call never reached toolgate" "$(tail -c 400 "$tmp/tg-default-ordinary/claude.out")"
+else
+  pass "allow: toolgate allowed the ordinary call and Claude's own prompt still stood (not run under -p)"
+fi
+final_policy="$tmp/final-policy.toml"
+printf '[hooks]\nallow_is_final = true\n' >"$final_policy"
+final_settings="$tmp/final-settings.json"
+HOME="$mode_home" "$bin" --data-dir "$mode_data" install claude-code --settings "$final_settings" \
+  --policy "$final_policy" >/dev/null
+rm -f "$mode_ws/allowed-marker.txt"
+run_claude_mode "tg-default-final" "$final_settings" "$(ordinary_prompt)" default
+if [[ "$(cat "$mode_ws/allowed-marker.txt" 2>/dev/null)" == hi ]]; then
+  pass "allow: with allow_is_final = true toolgate's allow runs the call in default mode"
+else
+  fail "allow: with allow_is_final = true the allowed call did not run" \
+    "$(tail -c 400 "$tmp/tg-default-final/claude.out")"
+fi
+
 # --- summary -------------------------------------------------------------------
 echo
 echo "==== toolgate x Claude Code end-to-end ($((SECONDS - started)) s) ===="

@@ -2,8 +2,11 @@
 //! on a command hook's stdin and in the body of Claude's `http` hook, and the
 //! same reply works for both.
 //!
-//! Answers: allow → `allow` (Claude's own prompt is skipped; its settings'
-//! `permissions.deny` still wins), block → `deny`, escalate → `deny` naming
+//! Answers: allow → no decision (Claude's own permission rules and prompts
+//! stay in force, as without toolgate), or, with `[hooks] allow_is_final =
+//! true` or rewritten params (which Claude takes only with an allow),
+//! `allow` (Claude's own prompt is skipped; its settings'
+//! `permissions.deny` still wins); block → `deny`, escalate → `deny` naming
 //! the approval, what it waits for and how to get it approved. `ask` is
 //! **not** a denial: it hands the call to Claude's own permission logic,
 //! which in `bypassPermissions` (and for edits in `acceptEdits`) says yes
@@ -177,6 +180,17 @@ fn may_ask(ctx: &ReplyContext<'_>) -> bool {
 /// A block is always `deny`; an escalation is `deny` unless [`may_ask`]
 /// (see the module docs); never `allow` for either.
 pub fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
+    if decision.decision == Verdict::Allow
+        && !ctx.allow_is_final
+        && text::rewrite(decision).is_none()
+    {
+        // No opinion: the call goes on to Claude's own permission logic.
+        let mut out = json!({ "hookEventName": EVENT });
+        if let Some(c) = text::context(decision) {
+            out["additionalContext"] = Value::String(c.to_string());
+        }
+        return HookAnswer::json(json!({ "hookSpecificOutput": out }));
+    }
     let (verdict, reason) = match decision.decision {
         Verdict::Allow => ("allow", text::allowed(decision)),
         Verdict::Escalate if may_ask(ctx) => ("ask", text::escalated(decision, false)),
@@ -351,9 +365,27 @@ mod tests {
         }
     }
 
+    /// By default toolgate's allow is no decision, so Claude's own rules and
+    /// prompts stay in force (installing toolgate never makes Claude ask
+    /// less); `[hooks] allow_is_final` makes it an allow.
     #[test]
-    fn allow_is_allow_with_reason() {
+    fn allow_leaves_claudes_own_checks_in_force_unless_final() {
         let v = reply(&allow(), &ReplyContext::default()).stdout;
+        assert_eq!(out(&v)["hookEventName"], "PreToolUse");
+        assert_eq!(classify(&v), A::NoDecision, "{v}");
+        let mut d = allow();
+        d.context = Some("SOP-12".into());
+        let v = reply(&d, &ReplyContext::default()).stdout;
+        assert_eq!(
+            (classify(&v), &out(&v)["additionalContext"]),
+            (A::NoDecision, &json!("SOP-12"))
+        );
+        let fin = ReplyContext {
+            allow_is_final: true,
+            ..ReplyContext::default()
+        };
+        let v = reply(&allow(), &fin).stdout;
+        assert_eq!(classify(&v), A::Allow);
         assert_eq!(out(&v)["hookEventName"], "PreToolUse");
         assert_eq!(out(&v)["permissionDecision"], "allow");
         assert!(
@@ -378,6 +410,7 @@ mod tests {
     const ASKING: ReplyContext<'static> = ReplyContext {
         mode: Some("default"),
         host_prompt: true,
+        allow_is_final: false,
     };
 
     #[test]
@@ -392,7 +425,11 @@ mod tests {
             Some("auto"),
         ] {
             for host_prompt in [false, true] {
-                let c = ReplyContext { mode, host_prompt };
+                let c = ReplyContext {
+                    mode,
+                    host_prompt,
+                    allow_is_final: false,
+                };
                 let v = reply(&escalate(), &c).stdout;
                 let person = matches!(mode, Some("default") | Some("plan"));
                 let want = if host_prompt && person { "ask" } else { "deny" };
@@ -418,6 +455,7 @@ mod tests {
         let c = ReplyContext {
             mode: Some("Default"),
             host_prompt: true,
+            allow_is_final: false,
         };
         assert_eq!(
             out(&reply(&escalate(), &c).stdout)["permissionDecision"],

@@ -68,6 +68,10 @@ pub struct ReplyContext<'a> {
     /// The policy lets the runtime's own prompt stand in for an approval
     /// (`[hooks] host_prompt`); used only in a mode with a person at it.
     pub host_prompt: bool,
+    /// toolgate's allow is final (`[hooks] allow_is_final`): answered as an
+    /// allow that skips the runtime's own checks, where the runtime has one.
+    /// Otherwise an allowed call gets "no opinion" there.
+    pub allow_is_final: bool,
 }
 
 /// Everything toolgate knows about one runtime. Each runtime module has one

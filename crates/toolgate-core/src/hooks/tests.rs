@@ -94,7 +94,11 @@ pub(crate) fn codex_accepts(v: &Value) -> Result<(), String> {
 }
 
 fn ctx(mode: Option<&str>, host_prompt: bool) -> ReplyContext<'_> {
-    ReplyContext { mode, host_prompt }
+    ReplyContext {
+        mode,
+        host_prompt,
+        allow_is_final: false,
+    }
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! [hooks]
 //! hold = "2m"          # wait this long for an operator before answering (default: off)
 //! host_prompt = false  # let the runtime's own prompt approve, where a person sits at it
+//! allow_is_final = false  # toolgate's allow also skips the runtime's own permission checks
 //! ```
 
 use super::duration::parse_duration;
@@ -28,6 +29,13 @@ pub struct HookSettings {
     /// is at that prompt (Claude Code's `default` and `plan` modes); in
     /// every other mode an escalation is denied whatever this says.
     pub host_prompt: bool,
+    /// Whether toolgate's allow is the last word. By default (false) an
+    /// allowed call is answered "no opinion" where the runtime has such an
+    /// answer, so the runtime's own permission rules and prompts stay in
+    /// force: installing a guard never makes the agent ask less. True
+    /// answers allow, which in Claude Code skips its prompts (its settings'
+    /// `permissions.deny` still wins).
+    pub allow_is_final: bool,
 }
 
 pub(super) fn parse_hooks(
@@ -51,6 +59,9 @@ pub(super) fn parse_hooks(
     }
     if let Some(p) = h.host_prompt {
         out.host_prompt = p;
+    }
+    if let Some(f) = h.allow_is_final {
+        out.allow_is_final = f;
     }
     Ok(out)
 }

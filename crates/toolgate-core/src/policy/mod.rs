@@ -25,6 +25,7 @@
 //! [hooks]
 //! hold = "2m"                      # a hook waits this long for an approval (default off)
 //! host_prompt = false              # the runtime's own prompt may approve (person present only)
+//! allow_is_final = false           # toolgate's allow also skips the runtime's own checks
 //! [[test]]
 //! call = { tool = "exec", params = { command = "ls && rm -rf ~" } }
 //! expect = "block"

@@ -188,4 +188,5 @@ pub(super) struct RawSopRule {
 pub(super) struct RawHooks {
     pub(super) hold: Option<Spanned<String>>,
     pub(super) host_prompt: Option<bool>,
+    pub(super) allow_is_final: Option<bool>,
 }

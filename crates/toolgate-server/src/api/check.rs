@@ -36,8 +36,8 @@ pub async fn check(
     let q: CheckQuery = query(&uri)?;
     let wait = q.wait.as_deref().map(parse_wait).transpose()?;
     let value = read_json(&headers, body, false).await?;
-    let call =
-        toolgate_core::input::tool_call(value).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let call = toolgate_core::input::tool_call(value, &[])
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut decision = decide(&app, call.clone()).await?;
     link(&app, &mut decision);
     match (wait, decision.decision) {

@@ -84,11 +84,12 @@ async fn answer(
         // An event toolgate has no opinion on: an empty object changes nothing.
         return Ok(runtime.no_opinion().stdout);
     };
-    let host_prompt = app.gate.load().engine().policy().hooks().host_prompt;
+    let settings = app.gate.load().engine().policy().hooks().clone();
     let decision = crate::api::check::decide(app, hc.call).await?;
     let ctx = ReplyContext {
         mode: hc.mode.as_deref(),
-        host_prompt,
+        host_prompt: settings.host_prompt,
+        allow_is_final: settings.allow_is_final,
     };
     Ok(runtime.reply(&decision, &ctx).stdout)
 }

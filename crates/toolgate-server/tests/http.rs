@@ -720,7 +720,9 @@ async fn the_claude_code_hook_fails_closed() {
     let (s, v) = d
         .post("/v1/hooks/claude-code", Some(AGENT), pre("ls"))
         .await;
-    assert_eq!((s, decision(&v).as_str()), (StatusCode::OK, "allow"));
+    // Allowed: no decision, so Claude's own permission rules still apply.
+    assert_eq!((s, decision(&v).as_str()), (StatusCode::OK, "none"));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
     let (_, v) = d
         .post("/v1/hooks/claude-code", Some(AGENT), pre("rm -rf /"))
         .await;
@@ -742,7 +744,8 @@ async fn the_claude_code_hook_fails_closed() {
             pre("ls"),
         )
         .await;
-    assert_eq!(decision(&v), "allow");
+    assert_eq!(decision(&v), "none", "{v}");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
     // Every failure is a 200 deny: Claude would run the call on anything else.
     for (token, body) in [
         (None, pre("ls")),

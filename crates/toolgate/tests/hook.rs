@@ -63,8 +63,17 @@ fn permission(v: &Value) -> &str {
 #[test]
 fn claude_code_hook_decides_in_process() {
     let data = temp_dir("inproc");
+    // Allowed: no decision, so Claude's own permission rules still apply;
+    // with `[hooks] allow_is_final` an allow.
     assert_eq!(
         permission(&hook("claude-code", &data, &[], &claude("ls -la")).1),
+        "none"
+    );
+    let policy = data.with_extension("final.toml");
+    std::fs::write(&policy, "[hooks]\nallow_is_final = true\n").unwrap();
+    let policy_env = [("TOOLGATE_POLICY", policy.to_str().unwrap())];
+    assert_eq!(
+        permission(&hook("claude-code", &data, &policy_env, &claude("ls -la")).1),
         "allow"
     );
     let (code, v) = hook("claude-code", &data, &[], &claude("rm -rf /"));
@@ -163,7 +172,7 @@ fn the_daemon_path_gives_the_same_answers() {
     let local = dir.join("unused");
     assert_eq!(
         permission(&hook("claude-code", &local, &env, &claude("ls")).1),
-        "allow"
+        "none"
     );
     assert_eq!(
         permission(&hook("claude-code", &local, &env, &claude("rm -rf /")).1),

@@ -4,8 +4,8 @@
 //!
 //! Answers: allow → no decision (Claude's own permission rules and prompts
 //! stay in force, as without toolgate), or, with `[hooks] allow_is_final =
-//! true` or rewritten params (which Claude takes only with an allow),
-//! `allow` (Claude's own prompt is skipped; its settings'
+//! true`, rewritten params (which Claude takes only with an allow) or an
+//! approval a person gave for this call, `allow` (Claude's own prompt is skipped; its settings'
 //! `permissions.deny` still wins); block → `deny`, escalate → `deny` naming
 //! the approval, what it waits for and how to get it approved. `ask` is
 //! **not** a denial: it hands the call to Claude's own permission logic,
@@ -20,7 +20,7 @@
 use super::answers::{AnswerKind as A, AnswerTable, Fact, HookAnswer, Mode, Outcome as O, fact};
 use super::install::{FailClosedValue, Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
-use crate::model::{Decision, Verdict};
+use crate::model::{Decision, Layer, Verdict};
 use crate::normalize::ToolKind;
 use serde_json::{Value, json};
 
@@ -180,8 +180,11 @@ fn may_ask(ctx: &ReplyContext<'_>) -> bool {
 /// A block is always `deny`; an escalation is `deny` unless [`may_ask`]
 /// (see the module docs); never `allow` for either.
 pub fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
+    // An allow an approval unlocked was decided by a person for this very
+    // call: asking again at Claude's prompt would ask twice.
     if decision.decision == Verdict::Allow
         && !ctx.allow_is_final
+        && decision.layer != Layer::Approval
         && text::rewrite(decision).is_none()
     {
         // No opinion: the call goes on to Claude's own permission logic.
@@ -384,6 +387,10 @@ mod tests {
             allow_is_final: true,
             ..ReplyContext::default()
         };
+        let mut approved = allow();
+        approved.layer = Layer::Approval;
+        let v = reply(&approved, &ReplyContext::default()).stdout;
+        assert_eq!(classify(&v), A::Allow, "an approved call: {v}");
         let v = reply(&allow(), &fin).stdout;
         assert_eq!(classify(&v), A::Allow);
         assert_eq!(out(&v)["hookEventName"], "PreToolUse");

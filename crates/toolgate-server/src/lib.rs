@@ -260,6 +260,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/hooks/{runtime}", post(api::hooks::hook))
         .route("/ws", get(ws::ws))
         .route("/metrics", get(api::read::metrics))
+        .route("/healthz", get(api::read::healthz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(timeout))

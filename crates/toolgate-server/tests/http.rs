@@ -1396,3 +1396,14 @@ async fn an_emergency_bypass_lifts_named_layers_until_it_ends_and_can_approve_on
     let (s, v) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
     assert_eq!(s, StatusCode::OK, "{v}");
 }
+
+/// `/healthz` needs no token and says only whether the daemon can serve.
+#[tokio::test]
+async fn healthz_answers_without_a_token() {
+    let d = start(DEFAULT_POLICY).await;
+    let (s, v) = d.get("/healthz", None).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "ok");
+    assert!(v["version"].is_string());
+    assert_eq!(v.as_object().unwrap().len(), 2, "nothing more: {v}");
+}

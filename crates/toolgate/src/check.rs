@@ -1,4 +1,5 @@
-//! `toolgate check`: ToolCall JSON in, Decision JSON out.
+//! `toolgate check`: ToolCall JSON in, Decision JSON out; or, for a person,
+//! `toolgate check -- CMD ARGS…` with a readable answer on a terminal.
 
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -42,6 +43,56 @@ pub struct CheckArgs {
     /// (escalations carry no approval id) and nothing is audited.
     #[arg(long)]
     stateless: bool,
+    /// Print the Decision as JSON even on a terminal (it is JSON whenever
+    /// stdout is not a terminal).
+    #[arg(long)]
+    json: bool,
+    /// Exit with the decision: 0 allow, 1 block, 3 escalate (2 stays bad
+    /// input). Without it every decision exits 0.
+    #[arg(long)]
+    exit_code: bool,
+    /// With a command after `--`: the tool it is a call of.
+    #[arg(long, default_value = "exec", requires = "command")]
+    tool: String,
+    /// With a command after `--`: the directory it runs in (default: here).
+    #[arg(long, requires = "command")]
+    cwd: Option<PathBuf>,
+    /// The command to judge, instead of a ToolCall on stdin: `toolgate check
+    /// -- rm -rf build`. Several words are quoted as the shell would hand
+    /// them over; one word is read as a whole command line (`toolgate check
+    /// -- 'make && rm -rf ~'`).
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+impl CheckArgs {
+    /// The call the words after `--` make, if any.
+    fn command_call(&self) -> Result<Option<ToolCall>> {
+        if self.command.is_empty() {
+            return Ok(None);
+        }
+        let text = match self.command.as_slice() {
+            [one] => one.clone(),
+            words => words
+                .iter()
+                .map(|w| toolgate_core::normalize::shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let cwd = match &self.cwd {
+            Some(c) => std::path::absolute(c)
+                .with_context(|| format!("--cwd {}: not a usable path", c.display()))?,
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let mut params = serde_json::Map::new();
+        params.insert("command".into(), Value::String(text));
+        Ok(Some(ToolCall {
+            tool: self.tool.clone(),
+            params,
+            cwd: Some(cwd.to_string_lossy().into_owned()),
+            ..ToolCall::default()
+        }))
+    }
 }
 
 /// `$HOME`, or `/root` when it is unset or not absolute.
@@ -242,6 +293,16 @@ pub fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
     if args.jsonl {
         return run_jsonl(&decider);
     }
+    let given = match args.command_call() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolgate check: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(call) = given {
+        return answer(&args, &decider, &call);
+    }
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("toolgate check: cannot read stdin: {e}");
@@ -251,20 +312,91 @@ pub fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
         eprintln!("toolgate check: no input: pipe one ToolCall JSON object on stdin");
         return ExitCode::from(2);
     }
-    let result = parse_call(&input).and_then(|(call, _)| {
-        let d = decider.decide(std::slice::from_ref(&call))?;
-        to_line(&d[0], None)
-    });
-    match result {
-        Ok(line) => {
-            println!("{line}");
-            ExitCode::SUCCESS
-        }
+    match parse_call(&input) {
+        Ok((call, _)) => answer(&args, &decider, &call),
         Err(e) => {
             eprintln!("toolgate check: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// Decides one call and prints the answer: JSON, or for a person at a
+/// terminal (without `--json`) a few readable lines.
+fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
+    use std::io::IsTerminal;
+    let decision = match decider.decide(std::slice::from_ref(call)) {
+        Ok(mut d) => d.remove(0),
+        Err(e) => {
+            eprintln!("toolgate check: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    if args.json || !std::io::stdout().is_terminal() {
+        match to_line(&decision, None) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("toolgate check: {}", one_line(&e));
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", human(call, &decision));
+    }
+    if !args.exit_code {
+        return ExitCode::SUCCESS;
+    }
+    ExitCode::from(exit_code_for(decision.decision))
+}
+
+/// `--exit-code`: 0 allow, 1 block, 3 escalate.
+fn exit_code_for(v: toolgate_core::model::Verdict) -> u8 {
+    use toolgate_core::model::Verdict;
+    match v {
+        Verdict::Allow => 0,
+        Verdict::Block => 1,
+        Verdict::Escalate => 3,
+    }
+}
+
+/// The decision as a person reads it: the verdict and risk, what was
+/// judged, why, and what to do next.
+fn human(call: &ToolCall, d: &Decision) -> String {
+    use toolgate_core::model::Verdict;
+    let what = call
+        .params
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{} {}", call.tool, Value::Object(call.params.clone())));
+    let verdict = match d.decision {
+        Verdict::Allow => "ALLOW",
+        Verdict::Block => "BLOCK",
+        Verdict::Escalate => "ESCALATE",
+    };
+    let mut out = format!(
+        "{verdict}  {}  {what}\n  {}\n  decided by the {} layer, score {}, in {} µs\n",
+        d.risk,
+        d.reason,
+        d.layer.as_str(),
+        d.score,
+        d.elapsed_us
+    );
+    if let Some(a) = &d.approval {
+        out.push_str(&format!(
+            "  approval {} is pending: `toolgate approvals approve {}`{}\n",
+            a.id,
+            a.id,
+            a.approve_url
+                .as_deref()
+                .map(|u| format!(" or {u}"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(c) = &d.context {
+        out.push_str(&format!("  context for the agent: {c}\n"));
+    }
+    out
 }
 
 /// Most lines decided in one transaction: enough to amortize the commit,
@@ -365,6 +497,42 @@ fn run_jsonl(decider: &Decider) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readable answer names the verdict, the risk, the command, the
+    /// reason, and for an escalation the approval and how to grant it.
+    #[test]
+    fn a_person_reads_the_verdict_the_reason_and_what_to_do() {
+        let engine = load_engine(None).unwrap();
+        let call = |cmd: &str| {
+            parse_call(&format!(
+                r#"{{"tool":"exec","params":{{"command":{}}},"cwd":"/home/dev/proj"}}"#,
+                serde_json::to_string(cmd).unwrap()
+            ))
+            .unwrap()
+            .0
+        };
+        let env = Env::new("/home/dev", "/home/dev/proj");
+        let c = call("rm -rf /");
+        let text = human(&c, &engine.decide(&c, &env).decision);
+        assert!(text.starts_with("BLOCK  R4  rm -rf /\n"), "{text}");
+        assert!(text.contains("blocked: "), "{text}");
+        let c = call("git push --force origin main");
+        let mut d = engine.decide(&c, &env).decision;
+        d.approval = Some(toolgate_core::model::ApprovalRef {
+            id: "ap_0123456789abcdef".into(),
+            expires_at: "2026-11-25T12:00:00Z".into(),
+            min_approvals: 1,
+            approve_url: Some("http://127.0.0.1:7878/approve/ap_0123456789abcdef".into()),
+        });
+        let text = human(&c, &d);
+        assert!(text.starts_with("ESCALATE  "), "{text}");
+        assert!(
+            text.contains("toolgate approvals approve ap_0123456789abcdef")
+                && text.contains("http://127.0.0.1:7878/approve/"),
+            "{text}"
+        );
+        assert!(!text.contains('\x1b'), "no colour codes: {text:?}");
+    }
 
     /// The embedded default policy skips its [[test]] cases at start-up;
     /// this is where they run, against the engine a deciding process builds.

@@ -1,10 +1,13 @@
-//! `toolgate policy check | test`.
+//! `toolgate policy check | test | init | show`.
 
 use crate::check::{base_env, engine_for, load_policy_file};
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgate_core::policy::RuleList;
+use toolgate_core::policy::{Policy, Rule, RuleList};
+
+/// The built-in default policy as shipped, comments and tests included.
+const DEFAULT_POLICY_TEXT: &str = include_str!("../../../policies/default.toml");
 
 /// Policy subcommands.
 #[derive(Debug, Subcommand)]
@@ -19,12 +22,30 @@ pub enum PolicyCommand {
         /// The policy file (TOML).
         file: PathBuf,
     },
+    /// Start a policy of your own: write the built-in default policy, with
+    /// its comments and tests, to FILE (never over an existing file).
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "toolgate.toml")]
+        file: PathBuf,
+    },
+    /// Print a policy: `--builtin` prints the built-in default policy.
+    Show {
+        /// The built-in default policy (what toolgate uses without --policy).
+        #[arg(long, required = true)]
+        builtin: bool,
+    },
 }
 
 pub fn run(cmd: PolicyCommand) -> ExitCode {
     let (file, verbose) = match &cmd {
         PolicyCommand::Check { file } => (file, false),
         PolicyCommand::Test { file } => (file, true),
+        PolicyCommand::Init { file } => return init(file),
+        PolicyCommand::Show { .. } => {
+            print!("{DEFAULT_POLICY_TEXT}");
+            return ExitCode::SUCCESS;
+        }
     };
     let policy = match load_policy_file(file) {
         Ok(p) => p,
@@ -33,6 +54,9 @@ pub fn run(cmd: PolicyCommand) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    for w in unknown_tools(&policy) {
+        eprintln!("{}: warning: {w}", file.display());
+    }
     let engine = engine_for(policy);
     let env = base_env();
     let failures = engine.run_policy_tests(&env);
@@ -95,4 +119,85 @@ pub fn run(cmd: PolicyCommand) -> ExitCode {
         }
         ExitCode::from(1)
     }
+}
+
+/// Writes the built-in policy to `file` (refusing to replace one), then says
+/// how to use it.
+fn init(file: &std::path::Path) -> ExitCode {
+    use std::io::Write;
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(file)
+        .and_then(|mut f| f.write_all(DEFAULT_POLICY_TEXT.as_bytes()));
+    match created {
+        Ok(()) => {
+            let shown = file.display();
+            println!("wrote {shown}: the built-in default policy, to edit");
+            println!("next:");
+            println!("  toolgate policy test {shown}        # its [[test]] cases, one line each");
+            println!("  toolgate check --policy {shown} -- rm -rf build");
+            println!("  toolgate serve --policy {shown}     # or TOOLGATE_POLICY={shown}");
+            ExitCode::SUCCESS
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!(
+                "toolgate policy init: {} already exists; nothing written (remove it or name \
+                 another file)",
+                file.display()
+            );
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("toolgate policy init: cannot write {}: {e}", file.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// One warning per rule whose tool no runtime and no kind has: it matches
+/// only a tool of exactly that name, usually a typo, so it likely never
+/// applies.
+fn unknown_tools(policy: &Policy) -> Vec<String> {
+    let known = Rule::known_tool_names();
+    let lists = [
+        (RuleList::Deny, "deny"),
+        (RuleList::Ask, "ask"),
+        (RuleList::Allow, "allow"),
+        (RuleList::AlwaysAsk, "always_ask"),
+    ];
+    let mut out = Vec::new();
+    for (list, name) in lists {
+        for rule in policy.rules(list) {
+            let Some(tool) = rule.unknown_tool() else {
+                continue;
+            };
+            let at = rule
+                .location()
+                .map(|(l, c)| format!(" (line {l}, column {c})"))
+                .unwrap_or_default();
+            let closest = known
+                .iter()
+                .map(|k| {
+                    (
+                        strsim::damerau_levenshtein(
+                            &tool.to_ascii_lowercase(),
+                            &k.to_ascii_lowercase(),
+                        ),
+                        *k,
+                    )
+                })
+                .min();
+            let hint = match closest {
+                Some((d, k)) if d <= 2 => format!("; did you mean `{k}`?"),
+                _ => String::new(),
+            };
+            out.push(format!(
+                "[rules] {name} rule `{}`{at} names the tool `{tool}`, which no runtime has: it \
+                 applies only to a tool of exactly that name{hint}",
+                rule.text()
+            ));
+        }
+    }
+    out
 }

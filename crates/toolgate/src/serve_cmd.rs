@@ -39,8 +39,11 @@ pub fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
 fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colour codes only for a person at a terminal, never into a log file.
+    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -555,3 +555,86 @@ fn a_scope_profile_is_loaded_explained_and_its_mistakes_located() {
     assert!(text.split_whitespace().count() < 400, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `toolgate check -- CMD`: a person's way in. Piped, the answer is the
+/// Decision JSON; `--exit-code` turns the verdict into the exit status.
+#[test]
+fn a_command_after_the_separator_is_judged_and_exit_codes_follow_the_verdict() {
+    for (words, verdict, code) in [
+        (&["ls", "-la"][..], "allow", 0),
+        (&["rm", "-rf", "/"][..], "block", 1),
+        (&["git push --force origin main"][..], "escalate", 3),
+    ] {
+        let mut args = vec!["check", "--stateless", "--exit-code", "--"];
+        args.extend_from_slice(words);
+        let out = toolgate(&args, "");
+        assert_eq!(out.status.code(), Some(code), "{words:?}");
+        assert_eq!(json(&out)["decision"], verdict, "{words:?}");
+        // Without --exit-code every decision exits 0.
+        let mut args = vec!["check", "--stateless", "--"];
+        args.extend_from_slice(words);
+        assert_eq!(toolgate(&args, "").status.code(), Some(0), "{words:?}");
+    }
+    // Several words are quoted as the shell handed them over: `;` here is
+    // an argument of echo, not a second command.
+    let out = toolgate(&["check", "--stateless", "--", "echo", "a;rm -rf /"], "");
+    assert_eq!(json(&out)["decision"], "allow", "{}", json(&out));
+    // --cwd places relative paths.
+    let out = toolgate(
+        &["check", "--stateless", "--cwd", "/etc", "--", "cp x passwd"],
+        "",
+    );
+    let d = json(&out);
+    assert!(d["reason"].as_str().unwrap().contains("/etc/passwd"), "{d}");
+    // --tool and --cwd only with a command.
+    assert_eq!(
+        toolgate(
+            &["check", "--cwd", "/tmp"],
+            r#"{"tool":"exec","params":{}}"#
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+/// `policy init` writes the built-in policy (never over a file), `policy
+/// show --builtin` prints it, and `policy check` warns about a rule whose
+/// tool no runtime has.
+#[test]
+fn policy_init_show_and_unknown_tool_warnings() {
+    let dir = fresh_data_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mine.toml");
+    let f = file.to_str().unwrap();
+    let out = toolgate(&["policy", "init", f], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("toolgate policy test"));
+    let shown = toolgate(&["policy", "show", "--builtin"], "");
+    assert_eq!(std::fs::read(&file).unwrap(), shown.stdout);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("[[test]]"));
+    assert_eq!(toolgate(&["policy", "test", f], "").status.code(), Some(0));
+    std::fs::write(&file, "[rules]\nask = [\"exec(git push:*)\"]\n").unwrap();
+    let again = toolgate(&["policy", "init", f], "");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .starts_with("[rules]")
+    );
+    std::fs::write(
+        &file,
+        "[rules]\nallow = [\"Bsh(curl:*)\", \"Bash(ls:*)\"]\n",
+    )
+    .unwrap();
+    let checked = toolgate(&["policy", "check", f], "");
+    assert_eq!(checked.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        err.contains("`Bsh`") && err.contains("did you mean `Bash`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "only the unknown tool: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -371,6 +371,26 @@ impl Rule {
         }
     }
 
+    /// The tool the rule names when toolgate does not know it (no kind and
+    /// no runtime's own tool has that name): the rule then matches only a
+    /// tool of exactly that name, which is often a misspelling (`Bsh`).
+    pub fn unknown_tool(&self) -> Option<&str> {
+        match &self.tool {
+            ToolMatcher::Exact(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Names a rule's tool part may use: the canonical kinds and every
+    /// runtime's own tool names.
+    pub fn known_tool_names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = CANONICAL.iter().map(|k| k.as_str()).collect();
+        for r in crate::hooks::Runtime::ALL {
+            names.extend(r.spec().vocabulary.iter().map(|(n, _)| *n));
+        }
+        names
+    }
+
     /// True when the rule has no specifier (or `*`): it matches every call of
     /// the tools it applies to.
     pub fn is_any_call(&self) -> bool {

@@ -157,6 +157,37 @@ pub async fn protocol(
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 
+/// `GET /healthz` (no token: for load balancers and supervisors): 200
+/// `{"status":"ok","version":…}` when the store answers a read, else 503
+/// with what failed. Says nothing about calls, approvals or policy.
+pub async fn healthz(State(app): State<Arc<App>>) -> impl IntoResponse {
+    let store = app.store.clone();
+    let read = tokio::task::spawn_blocking(move || store.audit_head().map(|_| ())).await;
+    let version = env!("CARGO_PKG_VERSION");
+    match read {
+        Ok(Ok(())) => (
+            axum::http::StatusCode::OK,
+            axum::Json(serde_json::json!({"status": "ok", "version": version})),
+        ),
+        Ok(Err(e)) => (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({
+                "status": "unavailable",
+                "version": version,
+                "error": format!("the store cannot be read: {e}"),
+            })),
+        ),
+        Err(_) => (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({
+                "status": "unavailable",
+                "version": version,
+                "error": "the store read did not finish",
+            })),
+        ),
+    }
+}
+
 /// `GET /metrics` (operator): Prometheus text.
 pub async fn metrics(
     State(app): State<Arc<App>>,

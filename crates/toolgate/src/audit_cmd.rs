@@ -31,6 +31,10 @@ pub enum AuditCommand {
         /// One JSON entry per line (as `export` writes them).
         #[arg(long)]
         json: bool,
+        /// Keep printing entries as they are appended, by any process on
+        /// this data dir (Ctrl-C stops).
+        #[arg(short = 'f', long)]
+        follow: bool,
     },
     /// Write entries as JSON lines (each with its hash and the previous
     /// hash, so the chain can be checked elsewhere).
@@ -99,23 +103,49 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                 Err(e) => Err(e.into()),
             }
         }
-        AuditCommand::Tail { lines: 0, .. } => Ok(ExitCode::SUCCESS),
-        AuditCommand::Tail { lines, json } => {
-            let from = store.audit_head()?.map_or(1, |(seq, _)| {
-                seq.saturating_sub(lines.saturating_sub(1)).max(1)
-            });
+        AuditCommand::Tail {
+            lines: 0,
+            follow: false,
+            ..
+        } => Ok(ExitCode::SUCCESS),
+        AuditCommand::Tail {
+            lines,
+            json,
+            follow,
+        } => {
+            let head = store.audit_head()?.map_or(0, |(seq, _)| seq);
+            let mut from = if lines == 0 {
+                head + 1
+            } else {
+                head.saturating_sub(lines - 1).max(1)
+            };
             let stdout = std::io::stdout();
             let mut out = BufWriter::new(stdout.lock());
-            toolgate_store::export(&*store, from, &mut |e| {
-                let line = if json {
-                    serde_json::to_string(&e).unwrap_or_default()
-                } else {
-                    human(&e)
-                };
-                writeln!(out, "{line}").is_ok()
-            })?;
-            flush_ignoring_closed_pipe(&mut out)?;
-            Ok(ExitCode::SUCCESS)
+            loop {
+                let mut open = true;
+                toolgate_store::export(&*store, from, &mut |e| {
+                    if let Some(seq) = e.entry.get("seq").and_then(Value::as_u64) {
+                        from = seq + 1;
+                    }
+                    let line = if json {
+                        serde_json::to_string(&e).unwrap_or_default()
+                    } else {
+                        human(&e)
+                    };
+                    open = writeln!(out, "{line}").is_ok();
+                    open
+                })?;
+                match out.flush() {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => open = false,
+                    other => other?,
+                }
+                if !follow || !open {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                // Entries from other processes arrive through the database:
+                // a short poll, the same pace as the daemon's event tail.
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
         }
         AuditCommand::Export { from } => {
             let stdout = std::io::stdout();

@@ -638,3 +638,48 @@ fn policy_init_show_and_unknown_tool_warnings() {
     assert_eq!(err.lines().count(), 1, "only the unknown tool: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `audit tail -f` prints entries another process appends after it started.
+#[test]
+fn audit_tail_follows_entries_from_other_processes() {
+    use std::io::BufRead;
+    let dir = fresh_data_dir();
+    toolgate_in(&dir, &["check", "--", "ls"], "");
+    let mut tail = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["audit", "tail", "-f", "-n", "0", "--json"])
+        .env("TOOLGATE_DATA_DIR", &dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tail runs");
+    let stdout = tail.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    toolgate_in(&dir, &["check", "--", "rm -rf /"], "");
+    let mut seen = Vec::new();
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(10)) {
+        let done = line.contains("\"decision\"") && line.contains("rm -rf /");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = tail.kill();
+    let _ = tail.wait();
+    assert!(
+        seen.iter().any(|l| l.contains("rm -rf /")),
+        "the new entries were not printed: {seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|l| l.contains("\"command\":\"ls\"")),
+        "-n 0 printed an old entry: {seen:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -99,6 +99,10 @@ pub trait Store: Send + Sync {
     /// taking the write lock.
     fn count_open_approvals(&self) -> Result<u64, StoreError>;
 
+    /// Ids of approvals (any state) that start with `prefix`, at most
+    /// `limit`, in id order: how a person's shortened id is resolved.
+    fn approval_ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError>;
+
     /// Memories matching `q`: text contains any term as whole words (phrase
     /// for multi-word terms), confidence >= `q.min_confidence`, at least one
     /// of `q.categories` (empty = any), best bm25 match first, at most

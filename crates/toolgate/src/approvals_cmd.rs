@@ -25,7 +25,8 @@ pub enum ApprovalsCommand {
     },
     /// Show one approval: the call, why it needs approval, and its votes.
     Show {
-        /// The approval id (from TOOLGATE_ESCALATE|<id>|… or `approvals list`).
+        /// The approval id (from TOOLGATE_ESCALATE|<id>|… or `approvals
+        /// list`), or a unique start of it (`0123`).
         id: String,
         /// Print JSON.
         #[arg(long)]
@@ -34,7 +35,7 @@ pub enum ApprovalsCommand {
     /// Approve a pending call. The agent must then retry the exact call
     /// within the approval window.
     Approve {
-        /// The approval id.
+        /// The approval id, or a unique start of it.
         id: String,
         /// Your own operator token (from `toolgate operators add`): the vote
         /// is yours. Without one it is the administrator's ("operator"), as
@@ -51,7 +52,7 @@ pub enum ApprovalsCommand {
     /// Deny a pending call; retries of it are blocked until the pending TTL
     /// passes.
     Deny {
-        /// The approval id.
+        /// The approval id, or a unique start of it.
         id: String,
         /// Your own operator token (from `toolgate operators add`): the vote
         /// is yours. Without one it is the administrator's ("operator"), as
@@ -79,14 +80,43 @@ pub fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
             );
             let refused = e
                 .downcast_ref::<StoreError>()
-                .is_some_and(|s| matches!(s, StoreError::Refused(_) | StoreError::NotFound(_)));
+                .is_some_and(|s| matches!(s, StoreError::Refused(_) | StoreError::NotFound(_)))
+                || e.downcast_ref::<NoSuchApproval>().is_some();
             ExitCode::from(if refused { 1 } else { 2 })
         }
     }
 }
 
-fn parse_id(id: &str) -> Result<ApprovalId> {
-    ApprovalId::parse(id).map_err(|e| anyhow!("{id:?}: {e}"))
+/// A shortened id that matches no approval (exit 1, as a whole unknown id).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NoSuchApproval(String);
+
+/// An approval id as a person gives it: whole (32 hex digits), or any
+/// unique start of it, at least 4 hex digits (`3f1b`).
+fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId> {
+    if let Ok(whole) = ApprovalId::parse(id) {
+        return Ok(whole);
+    }
+    let prefix = id.trim().to_ascii_lowercase();
+    if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(anyhow!(
+            "{id:?} is not an approval id: give the id from `toolgate approvals list` \
+             (32 hex digits) or at least its first 4"
+        ));
+    }
+    let found = store.approval_ids_starting(&prefix, 2)?;
+    match found.as_slice() {
+        [one] => ApprovalId::parse(one).map_err(|e| anyhow!("{one:?}: {e}")),
+        [] => Err(NoSuchApproval(format!(
+            "no approval id starts with {prefix}: check it with `toolgate approvals list --all`"
+        ))
+        .into()),
+        _ => Err(anyhow!(
+            "{prefix} is the start of more than one approval id ({}, …): give more of it",
+            found.join(", ")
+        )),
+    }
 }
 
 fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
@@ -107,8 +137,8 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
             }
         }
         ApprovalsCommand::Show { id, json } => {
-            let id = parse_id(&id)?;
             let store = data.open()?;
+            let id = resolve_id(&*store, &id)?;
             let v = toolgate_store::show(&*store, &clock, &id)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&v)?);
@@ -140,8 +170,8 @@ fn vote(
     reason: Option<String>,
     approve: bool,
 ) -> Result<()> {
-    let id = parse_id(id)?;
     let store = data.open()?;
+    let id = resolve_id(&*store, id)?;
     let identity = crate::operators_cmd::voter(&*store, data, token.as_deref(), as_.as_deref())?;
     let input = VoteInput {
         identity: identity.clone(),

@@ -683,3 +683,45 @@ fn audit_tail_follows_entries_from_other_processes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An approval can be named by a unique start of its id (4 hex digits or
+/// more); an unknown start exits 1, a malformed one 2.
+#[test]
+fn approvals_take_a_unique_start_of_the_id() {
+    let dir = fresh_data_dir();
+    let call = r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"}}"#;
+    let d = json(&toolgate_in(&dir, &["check"], call));
+    let id = d["approval"]["id"].as_str().unwrap().to_string();
+    for short in [&id[..4], &id[..9], &id[..4].to_ascii_uppercase()] {
+        let out = toolgate_in(&dir, &["approvals", "show", short, "--json"], "");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{short}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(json(&out)["id"], id.as_str(), "{short}");
+    }
+    let other = if id.as_bytes()[0] == b'0' {
+        "ffff"
+    } else {
+        "0000"
+    };
+    let out = toolgate_in(&dir, &["approvals", "approve", other], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no approval id starts with"));
+    for bad in ["12", "zzzz", "ab%d", "abc_"] {
+        let out = toolgate_in(&dir, &["approvals", "show", bad], "");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+    // Approving by the short id approves that approval.
+    let out = toolgate_in(&dir, &["approvals", "approve", &id[..6]], "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -625,6 +625,25 @@ impl Store for SqliteStore {
         })
     }
 
+    fn approval_ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        // A range on the primary key, not LIKE: the prefix is the person's
+        // text, and '%' or '_' in it must not match anything else.
+        let end = format!("{prefix}\u{10FFFF}");
+        self.with_reader(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT id FROM approvals WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3",
+                )
+                .map_err(self.err())?;
+            let rows = stmt
+                .query_map(params![prefix, end, limit as i64], |r| {
+                    r.get::<_, String>(0)
+                })
+                .map_err(self.err())?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
+        })
+    }
+
     fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError> {
         let phrases = memory::phrases(&q.terms);
         if phrases.is_empty() || q.limit == 0 {

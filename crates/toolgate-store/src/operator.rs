@@ -11,7 +11,7 @@ use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::redact::redact_text;
 
 /// An approval with where its votes stand, for listing and showing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApprovalView {
     /// The approval.
     #[serde(flatten)]
@@ -25,7 +25,7 @@ pub struct ApprovalView {
 }
 
 /// A vote as shown to operators.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VoteView {
     /// The vote.
     #[serde(flatten)]

@@ -223,7 +223,7 @@ fn until(ms: i64, now: i64) -> String {
     }
 }
 
-fn print_table(views: &[ApprovalView], now: i64) {
+pub(crate) fn print_table(views: &[ApprovalView], now: i64) {
     println!(
         "{:<32}  {:<9} {:<4} {:<5} {:<9} CALL",
         "ID", "STATE", "RISK", "VOTES", "EXPIRES"
@@ -248,7 +248,7 @@ fn print_table(views: &[ApprovalView], now: i64) {
     }
 }
 
-fn print_view(v: &ApprovalView, now: i64) {
+pub(crate) fn print_view(v: &ApprovalView, now: i64) {
     let a = &v.approval;
     println!("approval   {}", a.id);
     println!("state      {}", a.state);

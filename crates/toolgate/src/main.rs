@@ -3,6 +3,7 @@
 //! `toolgate-store`.
 
 mod approvals_cmd;
+mod approvals_remote;
 mod audit_cmd;
 mod bypass_cmd;
 mod check;
@@ -52,6 +53,11 @@ enum Command {
     Approvals {
         #[command(subcommand)]
         command: approvals_cmd::ApprovalsCommand,
+        /// A running daemon to ask instead of the local data directory
+        /// (`http://host:7878`); the token is `--token` or
+        /// TOOLGATE_APPROVER_TOKEN (an operator's own, or the shared one).
+        #[arg(long, global = true, value_name = "URL")]
+        url: Option<String>,
     },
     /// Add, list, rotate and remove operators: the people who may vote,
     /// each with a token of their own.
@@ -144,7 +150,10 @@ fn main() -> ExitCode {
         Command::Install(args) => install_cmd::run(args, &cli.data),
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
-        Command::Approvals { command } => approvals_cmd::run(command, &cli.data),
+        Command::Approvals { command, url } => match url {
+            Some(url) => approvals_remote::run(command, &url),
+            None => approvals_cmd::run(command, &cli.data),
+        },
         Command::Operators { command } => operators_cmd::run(command, &cli.data),
         Command::Bypass { command } => bypass_cmd::run(command, &cli.data),
         Command::Audit { command } => audit_cmd::run(command, &cli.data),

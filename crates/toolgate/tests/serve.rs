@@ -200,3 +200,62 @@ fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
         assert_eq!(s, 400, "{body}: {v}");
     }
 }
+
+/// `toolgate approvals … --url`: list, show and approve through a running
+/// daemon, by a start of the id, with an operator token.
+#[test]
+fn approvals_work_against_a_daemon() {
+    let dir = temp_dir("remote");
+    let data_arg = dir.join("data").display().to_string();
+    let d = spawn(
+        &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    let agent = token(&dir.join("data"), "agent");
+    let operator = token(&dir.join("data"), "operator");
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &agent,
+        r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"},"cwd":"/srv"}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("escalate")), "{v}");
+    let id = v["approval"]["id"].as_str().unwrap().to_string();
+    let url = format!("http://{}", d.addr);
+    let cli = |args: &[&str], token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        c.args(["approvals"]).args(args).args(["--url", &url]);
+        // The local data dir is elsewhere: only the daemon has the approval.
+        c.env("TOOLGATE_DATA_DIR", dir.join("elsewhere"));
+        c.env_remove("TOOLGATE_APPROVER_TOKEN");
+        if let Some(t) = token {
+            c.env("TOOLGATE_APPROVER_TOKEN", t);
+        }
+        c.output().unwrap()
+    };
+    let out = cli(&["list"], Some(&operator));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("kubectl apply"),
+        "{text}"
+    );
+    let out = cli(&["list"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("operator token"));
+    let out = cli(&["list"], Some("wrong-token-0123456789abcdef"));
+    assert_ne!(out.status.code(), Some(0));
+    let out = cli(&["approve", &id[..6]], Some(&operator));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("approved {id}")));
+    let out = cli(&["show", &id[..6], "--json"], Some(&operator));
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["state"], "approved");
+    let out = cli(&["show", "0000ffff"], Some(&operator));
+    assert_eq!(out.status.code(), Some(1));
+}

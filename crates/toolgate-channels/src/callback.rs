@@ -77,7 +77,7 @@ impl CallbackAuth {
                 now_secs,
                 guard,
             )
-            .map(Inbound::Vote),
+            .map(|v| Inbound::Vote(Box::new(v))),
             Auth::Telegram { secret_token } => telegram::accept(
                 secret_token,
                 header(telegram::SECRET_HEADER),
@@ -85,7 +85,7 @@ impl CallbackAuth {
                 now_secs,
                 guard,
             )
-            .map(Inbound::Vote),
+            .map(|v| Inbound::Vote(Box::new(v))),
             Auth::Discord { public_key } => discord::accept(
                 public_key,
                 header(discord::SIGNATURE_HEADER),

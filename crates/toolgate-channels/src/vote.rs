@@ -47,8 +47,9 @@ impl ChannelVote {
 /// A verified callback: a vote, or a service's own liveness check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inbound {
-    /// Someone pressed Approve or Deny.
-    Vote(ChannelVote),
+    /// Someone pressed Approve or Deny (boxed: a vote is large, a ping is
+    /// nothing).
+    Vote(Box<ChannelVote>),
     /// Discord's PING; answer with [`crate::discord::pong`].
     Ping,
 }

@@ -418,7 +418,7 @@ impl Gate {
                             }),
                         });
                     }
-                    None => decision = d,
+                    None => decision = *d,
                 },
                 Step::Show(text) => context = Some(text),
                 Step::Pass => {}
@@ -524,7 +524,7 @@ impl Gate {
 /// What the knowledge layer does to one call.
 enum Step {
     /// Held until acknowledged (or blocked: a source failed, fail closed).
-    Hold(Decision),
+    Hold(Box<Decision>),
     /// Runs as decided, with this knowledge shown to the agent.
     Show(String),
     /// Nothing to show.
@@ -576,13 +576,13 @@ impl Gate {
                 let why =
                     format!("a knowledge source failed and [knowledge] fail_open is false: {what}");
                 events.push(verdict(Verdict::Block, &why));
-                return Ok(Step::Hold(Decision::new(
+                return Ok(Step::Hold(Box::new(Decision::new(
                     Verdict::Block,
                     base.risk,
                     base.score,
                     Layer::Knowledge,
                     &why,
-                )));
+                ))));
             }
         }
         let found = &lookup.found;
@@ -689,7 +689,7 @@ impl Gate {
                 );
                 d.block_reason = Some(Decision::ack_line(&id, &d.reason));
                 d.context = Some(render(found, agent, Some(&hint)));
-                Ok(Step::Hold(d))
+                Ok(Step::Hold(Box::new(d)))
             }
         }
     }

@@ -67,8 +67,9 @@ impl GiveUp {
 /// What to do after a re-check.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
-    /// The call is answered: allowed (the approval was used) or blocked.
-    Answer(Decision),
+    /// The call is answered: allowed (the approval was used) or blocked
+    /// (boxed: a decision is large, a pause small).
+    Answer(Box<Decision>),
     /// Still escalated: wait on [`Waiter::id`] again, after `pause` (zero
     /// unless it is the same approval, whose re-checks are paced).
     Wait {
@@ -140,10 +141,10 @@ impl Waiter {
     /// Takes the decision of checking the call again.
     pub fn rechecked(&mut self, decision: Decision) -> Next {
         if decision.decision != Verdict::Escalate {
-            return Next::Answer(decision);
+            return Next::Answer(Box::new(decision));
         }
         let Some(next) = approval_of(&decision) else {
-            return Next::Answer(decision);
+            return Next::Answer(Box::new(decision));
         };
         // Another retry used the approval first (a new id), or it went back
         // to pending on new terms (the same id, paced since every re-check
@@ -260,7 +261,7 @@ mod tests {
         );
         assert_eq!(w.id().to_string(), B);
         let allow = Decision::new(Verdict::Allow, RiskClass::R3, 40, Layer::Approval, "ok");
-        assert_eq!(w.rechecked(allow.clone()), Next::Answer(allow));
+        assert_eq!(w.rechecked(allow.clone()), Next::Answer(Box::new(allow)));
     }
 
     #[test]

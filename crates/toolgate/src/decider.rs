@@ -192,7 +192,7 @@ fn wait_here(
             Look::Wait => std::thread::sleep(POLL_EVERY.min(deadline - Instant::now())),
             Look::Gone(why) => break why,
             Look::Recheck => match waiter.rechecked(gate.check(call)?) {
-                Next::Answer(d) => return Ok(d),
+                Next::Answer(d) => return Ok(*d),
                 Next::Wait { pause } => std::thread::sleep(pause),
             },
         }

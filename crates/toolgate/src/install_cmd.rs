@@ -144,9 +144,16 @@ fn command(
     data: &DataDirArgs,
     timeout: Duration,
 ) -> Result<String> {
-    let exe = std::env::current_exe().context("cannot find this toolgate binary")?;
+    // A project's settings are shared with the team: name the binary as
+    // found on each machine's PATH, not by where it sits on this one.
+    let exe = if args.project {
+        "toolgate".to_string()
+    } else {
+        let exe = std::env::current_exe().context("cannot find this toolgate binary")?;
+        shell_word(&exe.to_string_lossy())
+    };
     let mut words = vec![
-        shell_word(&exe.to_string_lossy()),
+        exe,
         "hook".to_string(),
         spec.name.to_string(),
         "--timeout".to_string(),
@@ -233,9 +240,9 @@ fn install(args: &InstallArgs, data: &DataDirArgs) -> Result<String> {
         many => format!("{} hooks", many.join(", ")),
     };
     let mut msg = if changed {
-        write(&path, &settings, before.as_ref().map(|(t, _)| t.as_str()))?;
-        let kept = match before {
-            Some(_) => format!("; the old file is kept as {}", backup(&path).display()),
+        let kept = write(&path, &settings, before.as_ref().map(|(t, _)| t.as_str()))?;
+        let kept = match kept {
+            Some(bak) => format!("; the old file is kept as {}", bak.display()),
             None => String::new(),
         };
         let failure = match t.fail_closed {
@@ -261,35 +268,151 @@ fn install(args: &InstallArgs, data: &DataDirArgs) -> Result<String> {
             crate::codex_trust_cmd::trust(&path, &settings, spec)?
         ));
     }
+    if changed {
+        msg.push_str(&next_steps(spec, args, &path));
+    }
     Ok(msg)
 }
 
-/// Where the previous settings are kept: the same name plus `.bak`.
+/// What to do after installing, and how to see that it works.
+fn next_steps(spec: &Spec, args: &InstallArgs, path: &Path) -> String {
+    let mut s = String::from("\nnext:");
+    if args.project {
+        s.push_str(
+            "\n  the hook runs `toolgate` from PATH on every machine that uses this project: \
+             install it there too",
+        );
+    }
+    if args.http.is_some() || args.url.is_some() {
+        s.push_str("\n  start the daemon it asks: toolgate serve");
+    }
+    s.push_str(&format!(
+        "\n  check it: toolgate doctor   (reports a hook {} would not run fail-closed)",
+        spec.title
+    ));
+    s.push_str("\n  try it:   toolgate check -- rm -rf ~   (what the hook would answer)");
+    s.push_str("\n  watch:    toolgate audit tail -f");
+    s.push_str(&format!(
+        "\n  undo:     toolgate uninstall {}{}",
+        spec.name,
+        if args.project {
+            " --project".to_string()
+        } else if args.settings.is_some() {
+            format!(" --settings {}", shell_word(&path.to_string_lossy()))
+        } else {
+            String::new()
+        }
+    ));
+    s
+}
+
+/// Arguments of `toolgate uninstall`.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// The runtime to remove toolgate from: claude-code, codex, gemini or
+    /// cursor.
+    runtime: String,
+    /// The settings file to edit (default: the runtime's user file, or the
+    /// project's with --project), as for `install`.
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// The project's settings in the current directory.
+    #[arg(long, conflicts_with = "settings")]
+    project: bool,
+}
+
+/// `toolgate uninstall <runtime>`: removes toolgate's hook entries and
+/// nothing else; the file before is kept as a backup.
+pub fn run_uninstall(args: UninstallArgs) -> ExitCode {
+    let result = (|| -> Result<String> {
+        let runtime = runtime(&args.runtime)?;
+        let spec = runtime.spec();
+        let t = spec.install;
+        let path = absolute(&match (&args.settings, args.project) {
+            (Some(p), _) => p.clone(),
+            (None, true) => Path::new(t.dir).join(t.file),
+            (None, false) => user_dir(t)?.join(t.file),
+        })?;
+        let Some((text, mut settings)) = read_settings(&path)? else {
+            return Ok(format!(
+                "toolgate is not installed in {} (no such file)",
+                path.display()
+            ));
+        };
+        let removed = t
+            .remove(spec.name, &mut settings)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        if !removed {
+            return Ok(format!(
+                "toolgate is not {}'s hook in {}: nothing to remove",
+                spec.title,
+                path.display()
+            ));
+        }
+        let kept = write(&path, &settings, Some(&text))?;
+        Ok(format!(
+            "removed toolgate from {}'s hooks in {}{}; {} now runs its tools without toolgate",
+            spec.title,
+            path.display(),
+            kept.map(|b| format!(" (the file before is kept as {})", b.display()))
+                .unwrap_or_default(),
+            spec.title
+        ))
+    })();
+    match result {
+        Ok(msg) => {
+            println!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "toolgate uninstall: {}",
+                format!("{e:#}").replace('\n', " ")
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Where the previous settings are kept: the same name plus `.bak`, or,
+/// when that is taken, `.bak.1`, `.bak.2`, …: an earlier backup (perhaps
+/// the file as it was before toolgate ever touched it) is never replaced.
 pub fn backup(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".bak");
-    path.with_file_name(name)
+    let name = path.file_name().unwrap_or_default().to_os_string();
+    let mut first = name.clone();
+    first.push(".bak");
+    let mut candidate = path.with_file_name(&first);
+    let mut n = 1u32;
+    while candidate.exists() {
+        let mut next = first.clone();
+        next.push(format!(".{n}"));
+        candidate = path.with_file_name(next);
+        n += 1;
+    }
+    candidate
 }
 
 /// Writes a file atomically (a temp file renamed over it), keeping the old
-/// text as `.bak`.
-pub fn write_text(path: &Path, text: &str, before: Option<&str>) -> Result<()> {
+/// text as a backup that replaces no earlier one; returns the backup's path.
+pub fn write_text(path: &Path, text: &str, before: Option<&str>) -> Result<Option<PathBuf>> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
+    let mut kept = None;
     if let Some(old) = before {
         let bak = backup(path);
         std::fs::write(&bak, old).with_context(|| format!("cannot write {}", bak.display()))?;
+        kept = Some(bak);
     }
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".toolgate-tmp");
     let tmp = path.with_file_name(tmp_name);
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
+    Ok(kept)
 }
 
-fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<()> {
+fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<Option<PathBuf>> {
     write_text(
         path,
         &(serde_json::to_string_pretty(settings)? + "\n"),

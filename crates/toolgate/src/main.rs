@@ -37,12 +37,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decide tool calls: one ToolCall JSON on stdin, one Decision JSON on stdout.
+    /// Decide tool calls: `toolgate check -- CMD ARGS`, or one ToolCall JSON on
+    /// stdin and one Decision JSON on stdout.
     Check(check::CheckArgs),
     /// Answer an agent runtime's pre-tool hook (claude-code, codex, gemini, cursor).
     Hook(hook_cmd::HookArgs),
     /// Register toolgate as an agent runtime's hook (claude-code, codex, gemini, cursor).
     Install(install_cmd::InstallArgs),
+    /// Remove toolgate's hook from an agent runtime's settings (everything
+    /// else stays; the file before is kept as a backup).
+    Uninstall(install_cmd::UninstallArgs),
     /// Report hook set-ups a runtime would not run fail-closed, and how to fix each.
     Doctor(doctor_cmd::DoctorArgs),
     /// Sit between an MCP client and a stdio MCP server, judging every tool call.
@@ -150,6 +154,7 @@ fn main() -> ExitCode {
         Command::Install(args) => install_cmd::run(args, &cli.data),
         Command::Doctor(args) => doctor_cmd::run(args),
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
+        Command::Uninstall(args) => install_cmd::run_uninstall(args),
         Command::Approvals { command, url } => match url {
             Some(url) => approvals_remote::run(command, &url),
             None => approvals_cmd::run(command, &cli.data),

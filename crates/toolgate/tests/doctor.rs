@@ -37,7 +37,8 @@ impl Env {
         Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // toolgate on PATH, as installed: a project's hook names it so.
+            .env("PATH", path_with_toolgate())
             .env("HOME", &self.home)
             .env("CODEX_HOME", self.home.join(".codex"))
             .envs(vars.iter().copied())
@@ -70,7 +71,8 @@ impl Env {
             )
         });
         for f in &v {
-            let keys: Vec<&String> = f.as_object().unwrap().keys().collect();
+            let mut keys: Vec<&String> = f.as_object().unwrap().keys().collect();
+            keys.sort_unstable();
             assert_eq!(keys, ["file", "fix", "level", "message", "runtime"], "{f}");
         }
         (out.status.code().unwrap_or(-1), v)
@@ -492,4 +494,14 @@ fn openclaw_loads_the_plugin_from_this_checkout() {
             .unwrap()
             .contains("enabled is not true")
     );
+}
+
+/// `$PATH` with the directory of the toolgate binary under test first.
+fn path_with_toolgate() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut dirs = vec![bin.parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
 }

@@ -225,3 +225,101 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
 }
+
+/// Install keeps one truth and can be undone: the hook carries the data dir,
+/// daemon URL and policy it was installed with (as flags); a project's entry
+/// names `toolgate` from PATH; the file's key order is kept; no backup
+/// replaces an earlier one; `uninstall` restores the file's settings.
+#[test]
+fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores() {
+    let dir = temp_dir("install2");
+    let project = dir.join("proj");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let settings = project.join(".claude/settings.json");
+    let original =
+        "{\n  \"zeta\": 1,\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n";
+    std::fs::write(&settings, original).unwrap();
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "[hooks]\nhost_prompt = false\n").unwrap();
+    let data = dir.join("data");
+    let toolgate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(&project)
+            .env_remove("TOOLGATE_URL")
+            .env_remove("TOOLGATE_POLICY")
+            .env_remove("TOOLGATE_DATA_DIR")
+            .output()
+            .unwrap()
+    };
+    let out = toolgate(&[
+        "--data-dir",
+        data.to_str().unwrap(),
+        "install",
+        "claude-code",
+        "--project",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--url",
+        "http://127.0.0.1:7878",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("next:") && said.contains("toolgate uninstall claude-code --project"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.starts_with("toolgate hook claude-code "),
+        "{command}"
+    );
+    for flag in ["--data-dir", "--policy", "--url http://127.0.0.1:7878"] {
+        assert!(command.contains(flag), "{flag} missing: {command}");
+    }
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["zeta", "model", "hooks"], "key order kept");
+    assert_eq!(
+        std::fs::read_to_string(project.join(".claude/settings.json.bak")).unwrap(),
+        original
+    );
+    // A second install (another setting) keeps the first backup.
+    assert!(
+        toolgate(&["install", "claude-code", "--project"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".claude/settings.json.bak")).unwrap(),
+        original
+    );
+    assert!(project.join(".claude/settings.json.bak.1").exists());
+    // Uninstall: toolgate's entry gone, every other setting as before.
+    let out = toolgate(&["uninstall", "claude-code", "--project"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let before: Value = serde_json::from_str(original).unwrap();
+    assert_eq!(after, before);
+    let keys: Vec<&str> = after
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["zeta", "model", "hooks"]);
+    let again = toolgate(&["uninstall", "claude-code", "--project"]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to remove"));
+}

@@ -112,7 +112,7 @@ pub fn parse_interaction(json: &[u8]) -> Result<Inbound, CallbackError> {
         .channel_id
         .or(message.channel_id)
         .ok_or_else(|| malformed("the interaction has no channel_id"))?;
-    Ok(Inbound::Vote(ChannelVote {
+    Ok(Inbound::Vote(Box::new(ChannelVote {
         kind: "discord",
         user,
         approval_id: approval,
@@ -120,7 +120,7 @@ pub fn parse_interaction(json: &[u8]) -> Result<Inbound, CallbackError> {
         message_ref: json!({ "channel_id": channel, "message_id": message.id }),
         replay_key: format!("discord:{id}"),
         ack: json!({ "interaction_id": id }),
-    }))
+    })))
 }
 
 /// The whole check of one Discord interaction: [`verify`], then

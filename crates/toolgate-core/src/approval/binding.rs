@@ -98,18 +98,25 @@ pub fn exact_integers(v: &Value) -> (Value, Vec<String>) {
                     })
                     .collect(),
             ),
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .map(|(k, x)| {
-                        let len = path.len();
-                        path.push('/');
-                        path.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                        let r = walk(x, path, out);
-                        path.truncate(len);
-                        (k.clone(), r)
-                    })
-                    .collect(),
-            ),
+            // Keys in sorted order, whatever order the call listed them in:
+            // the pointers' order is part of the binding, and the sender
+            // chooses the key order.
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort_unstable();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| {
+                            let len = path.len();
+                            path.push('/');
+                            path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                            let r = walk(&m[k], path, out);
+                            path.truncate(len);
+                            (k.clone(), r)
+                        })
+                        .collect(),
+                )
+            }
             other => other.clone(),
         }
     }

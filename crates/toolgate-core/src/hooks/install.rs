@@ -197,6 +197,48 @@ impl Target {
         Ok(changed)
     }
 
+    /// Removes every toolgate entry for `runtime` from `settings` (and the
+    /// groups and event lists left empty by that, and `hooks` itself when
+    /// nothing is left in it); everything else stays as it was. Returns
+    /// whether anything was removed. Switches `add` set at the top level
+    /// (`required_top`) stay: other hooks may rely on them.
+    pub fn remove(&self, runtime: &str, settings: &mut Value) -> Result<bool, InstallError> {
+        let root = settings.as_object_mut().ok_or(InstallError::NotAnObject)?;
+        let Some(hooks) = root.get_mut("hooks") else {
+            return Ok(false);
+        };
+        let hooks = hooks
+            .as_object_mut()
+            .ok_or_else(|| InstallError::BadField("hooks".into(), "an object"))?;
+        let ours = |h: &Value| is_ours(runtime, h);
+        let mut changed = false;
+        for event in self.events {
+            let Some(list) = hooks.get_mut(*event).and_then(Value::as_array_mut) else {
+                continue;
+            };
+            let before = list.clone();
+            for group in list.iter_mut() {
+                if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                    inner.retain(|h| !ours(h));
+                }
+            }
+            list.retain(|g| match g.get("hooks").and_then(Value::as_array) {
+                Some(inner) => !inner.is_empty(),
+                None => !ours(g),
+            });
+            if *list != before {
+                changed = true;
+                if list.is_empty() {
+                    hooks.remove(*event);
+                }
+            }
+        }
+        if changed && hooks.is_empty() {
+            root.remove("hooks");
+        }
+        Ok(changed)
+    }
+
     /// Every toolgate entry for `runtime` in `settings`, in file order.
     pub fn find(&self, runtime: &str, settings: &Value) -> Vec<Found> {
         let mut out = Vec::new();

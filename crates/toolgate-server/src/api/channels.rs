@@ -101,7 +101,7 @@ pub async fn callback(
         Inbound::Ping => (StatusCode::OK, axum::Json(discord::pong())).into_response(),
         Inbound::Vote(vote) => {
             let query = vote.ack.get("callback_query_id").cloned();
-            let (status, text) = match record(&app, &name, vote).await {
+            let (status, text) = match record(&app, &name, *vote).await {
                 Ok(text) => (StatusCode::OK, text),
                 Err(refused) => refused,
             };

@@ -142,7 +142,7 @@ async fn wait_for(
                 let mut d = decide(app, call.clone()).await?;
                 link(app, &mut d);
                 match waiter.rechecked(d) {
-                    Next::Answer(d) => return Ok(d),
+                    Next::Answer(d) => return Ok(*d),
                     Next::Wait { pause } => tokio::time::sleep(pause).await,
                 }
             }

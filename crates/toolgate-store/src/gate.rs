@@ -296,6 +296,43 @@ impl Gate {
             .collect()
     }
 
+    /// What [`Gate::check`] would answer now, with every layer consulted
+    /// (approvals, knowledge holds, bypasses), and nothing kept: the
+    /// recording transaction is rolled back, and no automated approver is
+    /// asked. An escalation that would create an approval says so in its
+    /// reason and names none (the id would not exist); one that joins an
+    /// existing pending approval names it.
+    pub fn dry_run(&self, call: &ToolCall) -> Result<Decision, StoreError> {
+        let judged = self.judge(call.clone());
+        let mut decision = {
+            let mut tx = self.store.begin()?;
+            let d = self.record(&mut *tx, &judged)?;
+            drop(tx);
+            d
+        };
+        decision.audit_seq = None;
+        if let Some(a) = &decision.approval {
+            let exists = match ApprovalId::parse(&a.id) {
+                Ok(id) => {
+                    let mut tx = self.store.begin()?;
+                    tx.approval(&id)?.is_some()
+                }
+                Err(_) => false,
+            };
+            if !exists {
+                decision.approval = None;
+                decision.reason = format!(
+                    "{} (dry run: an approval would be created)",
+                    decision.reason
+                );
+                decision.block_reason =
+                    Decision::protocol_line(Verdict::Escalate, None, &decision.reason);
+            }
+        }
+        decision.elapsed_us = judged.start.elapsed().as_micros() as u64;
+        Ok(decision)
+    }
+
     /// The CPU half of a check: the engine's judgement, with no lock held
     /// and nothing recorded. A daemon runs this on many threads and keeps
     /// its single writer for [`Gate::record_batch`].

@@ -43,6 +43,11 @@ pub struct CheckArgs {
     /// (escalations carry no approval id) and nothing is audited.
     #[arg(long)]
     stateless: bool,
+    /// What the call would get now, with every layer (approvals, knowledge
+    /// holds, bypasses) and the data directory's state, but nothing kept:
+    /// no approval created or used, nothing recorded.
+    #[arg(long, conflicts_with_all = ["stateless", "jsonl"])]
+    dry_run: bool,
     /// Print the Decision as JSON even on a terminal (it is JSON whenever
     /// stdout is not a terminal).
     #[arg(long)]
@@ -212,10 +217,12 @@ fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
     Ok((call, id))
 }
 
-/// Decides with state (a [`Gate`]) or without (the engine alone).
+/// Decides with state (a [`Gate`]), without (the engine alone), or as a
+/// dry run of the gate (every layer, nothing kept).
 enum Decider {
     Stateless(Box<Engine>, Env),
     Gate(Box<Gate>),
+    DryRun(Box<Gate>),
 }
 
 impl Decider {
@@ -231,6 +238,10 @@ impl Decider {
                 })
                 .collect()),
             Decider::Gate(g) => Ok(g.check_batch(calls)?),
+            Decider::DryRun(g) => calls
+                .iter()
+                .map(|c| g.dry_run(c).map_err(Into::into))
+                .collect(),
         }
     }
 }
@@ -254,12 +265,19 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
     }
     let (dir, chosen) = data.resolve();
     match crate::state::open_store(&dir) {
-        Ok(store) => Ok(Decider::Gate(Box::new(Gate::new(
-            Arc::new(engine),
-            store,
-            Arc::new(SystemClock),
-            base_env(),
-        )))),
+        Ok(store) => {
+            let gate = Box::new(Gate::new(
+                Arc::new(engine),
+                store,
+                Arc::new(SystemClock),
+                base_env(),
+            ));
+            Ok(if args.dry_run {
+                Decider::DryRun(gate)
+            } else {
+                Decider::Gate(gate)
+            })
+        }
         // The default location may be impossible to create (read-only home,
         // sandbox): still decide, but say that nothing is recorded. A
         // database that exists but cannot be used is an error: silently

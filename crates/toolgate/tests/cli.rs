@@ -725,3 +725,55 @@ fn approvals_take_a_unique_start_of_the_id() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `check --dry-run` answers as the data directory would now, with
+/// approvals counted, and keeps nothing: no approval made or used, nothing
+/// recorded.
+#[test]
+fn a_dry_run_is_faithful_and_keeps_nothing() {
+    let dir = fresh_data_dir();
+    let call = r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"},"cwd":"/srv"}"#;
+    let dry = json(&toolgate_in(&dir, &["check", "--dry-run"], call));
+    assert_eq!(dry["decision"], "escalate", "{dry}");
+    assert!(dry.get("approval").is_none(), "{dry}");
+    assert!(dry["reason"].as_str().unwrap().contains("dry run"), "{dry}");
+    assert!(dry.get("audit_seq").is_none(), "{dry}");
+    let list = toolgate_in(&dir, &["approvals", "list", "--json"], "");
+    assert!(
+        list.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&list.stdout)
+    );
+    let tail = toolgate_in(&dir, &["audit", "tail", "--json"], "");
+    assert!(
+        tail.stdout.is_empty(),
+        "recorded: {}",
+        String::from_utf8_lossy(&tail.stdout)
+    );
+    // A real escalation, approved: the dry run now says allow (it counts the
+    // approval) without using it, so the real retry still runs once.
+    let real = json(&toolgate_in(&dir, &["check"], call));
+    let id = real["approval"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        toolgate_in(&dir, &["approvals", "approve", &id], "")
+            .status
+            .code(),
+        Some(0)
+    );
+    let dry = json(&toolgate_in(&dir, &["check", "--dry-run"], call));
+    assert_eq!(dry["decision"], "allow", "{dry}");
+    let stateless = json(&toolgate_in(&dir, &["check", "--stateless"], call));
+    assert_eq!(
+        stateless["decision"], "escalate",
+        "--stateless knows no approvals"
+    );
+    assert_eq!(
+        json(&toolgate_in(&dir, &["check"], call))["decision"],
+        "allow"
+    );
+    assert_ne!(
+        json(&toolgate_in(&dir, &["check"], call))["decision"],
+        "allow"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

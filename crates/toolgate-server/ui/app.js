@@ -895,7 +895,7 @@
     try {
       const res = await api('v1/approvals');
       if (epoch !== S.epoch) return;
-      S.approvals = (res && res.approvals) || [];
+      S.approvals = byUrgency((res && res.approvals) || []);
       $('approvals-error').hidden = true;
       renderApprovals();
     } catch (e) {
@@ -912,6 +912,68 @@
       }
     }
   }
+
+  const RISK_RANK = { R4: 4, R3: 3, R2: 2, R1: 1, R0: 0 };
+
+  /**
+   * Most urgent first: pending before approved (an approved call only waits
+   * for the agent's retry), then the higher risk, then the sooner expiry,
+   * then the older.
+   */
+  function byUrgency(approvals) {
+    const key = (a) => [
+      a.state === 'pending' ? 0 : 1,
+      -(RISK_RANK[a.risk] ?? -1),
+      a.state === 'pending' ? (a.expires_ms || Infinity) : (a.usable_until_ms || Infinity),
+      a.created_ms || 0,
+    ];
+    return [...approvals].sort((x, y) => {
+      const kx = key(x);
+      const ky = key(y);
+      for (let i = 0; i < kx.length; i++) {
+        if (kx[i] !== ky[i]) return kx[i] < ky[i] ? -1 : 1;
+      }
+      return 0;
+    });
+  }
+
+  /**
+   * Keyboard: j / k move between approval cards, a approves and d denies
+   * the focused one (with the reason typed in it), Escape leaves the
+   * reason field. Ignored while typing anywhere else.
+   */
+  let focusedApproval = null;
+  function focusApproval(id) {
+    focusedApproval = id;
+    for (const [cid, card] of approvalCards) card.el.classList.toggle('focused', cid === id);
+    const card = id && approvalCards.get(id);
+    if (card) card.el.scrollIntoView({ block: 'nearest' });
+  }
+  document.addEventListener('keydown', (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    const typing = t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+    if (typing) {
+      if (ev.key === 'Escape') t.blur();
+      return;
+    }
+    const ids = S.approvals.map((a) => a.id).filter((id) => approvalCards.has(id));
+    if (!ids.length) return;
+    const at = ids.indexOf(focusedApproval);
+    if (ev.key === 'j') {
+      focusApproval(ids[Math.min(at + 1, ids.length - 1)]);
+    } else if (ev.key === 'k') {
+      focusApproval(ids[Math.max(at - 1, 0)]);
+    } else if ((ev.key === 'a' || ev.key === 'd') && at >= 0) {
+      const a = S.approvals.find((x) => x.id === focusedApproval);
+      if (!a || a.state !== 'pending') return;
+      ev.preventDefault();
+      vote(focusedApproval, ev.key === 'a');
+    } else {
+      return;
+    }
+    ev.preventDefault();
+  });
 
   /**
    * Updates the cards in place (keyed by id) so a reason being typed, focus
@@ -949,6 +1011,7 @@
     $('t-pending').textContent = fmtNum(pending);
     $('tile-pending').classList.toggle('active', pending > 0);
     document.title = pending > 0 ? `(${pending}) toolgate` : 'toolgate';
+    if (focusedApproval && !approvalCards.has(focusedApproval)) focusedApproval = null;
     updateCountdowns();
     showLinkedApproval();
   }
@@ -1214,6 +1277,7 @@
       if (open) S.approvals[i] = view;
       else S.approvals.splice(i, 1);
     }
+    S.approvals = byUrgency(S.approvals);
   }
 
   // ---------------------------------------------------------------------------

@@ -159,3 +159,49 @@ test('the agent token cannot sign in', async ({ page }) => {
   await expect(page.locator('#login-error')).toContainText('not an operator token');
   await expect(page.locator('#app')).toBeHidden();
 });
+
+test('pending approvals are most urgent first and the keyboard approves', async ({ page }) => {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await signIn(page, OPERATOR);
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+
+  // An R4 call first, then an R3 one: newest first would put the R3 card
+  // on top; most urgent first keeps the R4 one there.
+  const session = `e2e-${crypto.randomBytes(4).toString('hex')}`;
+  const r3 = { tool: 'exec', params: { command: 'kubectl apply -f prod.yaml' }, session, cwd: '/srv' };
+  const r4 = { tool: 'exec', params: { command: 'git push --force origin main' }, session, cwd: '/srv' };
+  const waitR4 = checkAndWait(r4);
+  const cards = page.locator('[data-testid^="approval-"]').filter({ hasText: session });
+  await expect(cards).toHaveCount(1);
+  const waitR3 = checkAndWait(r3);
+  await expect(cards).toHaveCount(2);
+  await expect(cards.first().locator('pre.cmd')).toHaveText('git push --force origin main');
+  await expect(cards.nth(1).locator('pre.cmd')).toHaveText('kubectl apply -f prod.yaml');
+  // A command wraps between words, never inside one.
+  await expect(cards.first().locator('pre.cmd')).toHaveCSS('word-break', 'normal');
+
+  // j focuses the first card (ours, unless older ones are still pending:
+  // move until ours is focused); d denies the R4 call (one denial is
+  // enough; an approval of R4 needs two people).
+  const firstId = await cards.first().getAttribute('data-approval-id');
+  const ids = await page.locator('[data-testid^="approval-"]').evaluateAll((els) => els.map((e) => e.dataset.approvalId));
+  for (let i = 0; i <= ids.indexOf(firstId); i++) await page.keyboard.press('j');
+  await expect(page.locator(`[data-approval-id="${firstId}"]`)).toHaveClass(/focused/);
+  await page.keyboard.press('d');
+  const denied = await waitR4;
+  expect(denied.body.decision).toBe('block');
+
+  // a approves the R3 one, which one operator may.
+  await expect(cards).toHaveCount(1);
+  const secondId = await cards.first().getAttribute('data-approval-id');
+  expect(secondId).not.toBe(firstId);
+  const ids2 = await page.locator('[data-testid^="approval-"]').evaluateAll((els) => els.map((e) => e.dataset.approvalId));
+  for (let i = 0; i <= ids2.length; i++) await page.keyboard.press('k');
+  for (let i = 0; i < ids2.indexOf(secondId); i++) await page.keyboard.press('j');
+  await expect(page.locator(`[data-approval-id="${secondId}"]`)).toHaveClass(/focused/);
+  await page.keyboard.press('a');
+  const answer = await waitR3;
+  expect(answer.body.decision).toBe('allow');
+  expect(errors).toEqual([]);
+});

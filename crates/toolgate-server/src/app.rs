@@ -91,6 +91,8 @@ pub struct App {
     pub posture: toolgate_core::posture::Posture,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,
+    /// Which approvals an agent waits on now, and until when.
+    pub waiting: Arc<crate::waiting_agents::WaitingAgents>,
     /// The emergency bypasses active as last read (`/v1/state`).
     pub bypasses: Mutex<Vec<toolgate_store::Bypass>>,
     /// Where approvals are sent (`[approvals.routing]`), rebuilt on reload.

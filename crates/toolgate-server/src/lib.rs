@@ -23,6 +23,7 @@ pub mod reload;
 pub mod routing;
 pub mod stats;
 pub mod ui;
+pub mod waiting_agents;
 pub mod ws;
 
 pub use app::{PolicyLoader, PolicySource};
@@ -182,6 +183,7 @@ impl Server {
             // can always get in to resolve them.
             canaries: crate::canary::Canaries::default(),
             posture: toolgate_store::posture::current(),
+            waiting: Arc::default(),
             waiters: Arc::new(tokio::sync::Semaphore::new(
                 MAX_WAITERS.min(listen::max_connections() / 2),
             )),

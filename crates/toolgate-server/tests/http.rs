@@ -1407,3 +1407,47 @@ async fn healthz_answers_without_a_token() {
     assert!(v["version"].is_string());
     assert_eq!(v.as_object().unwrap().len(), 2, "nothing more: {v}");
 }
+
+/// While an agent's `?wait` holds an escalation open, the approval says
+/// until when (`waiting_until_ms`, for the UI's "agent waiting"); once the
+/// wait ends it no longer does.
+#[tokio::test]
+async fn an_approval_says_while_an_agent_waits_on_it() {
+    let d = start(DEFAULT_POLICY).await;
+    let http = d.http.clone();
+    let url = format!("{}/v1/check?wait=2s", d.url);
+    let waiting = tokio::spawn(async move {
+        http.post(url)
+            .bearer_auth(AGENT)
+            .json(&exec("git push origin main"))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    });
+    let mut seen = None;
+    for _ in 0..100 {
+        let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+        if let Some(a) = v["approvals"].as_array().and_then(|a| a.first()) {
+            if a["waiting_until_ms"].is_i64() {
+                seen = Some(a.clone());
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seen = seen.expect("the waiting agent never showed on the approval");
+    let until = seen["waiting_until_ms"].as_i64().unwrap();
+    let created = seen["created_ms"].as_i64().unwrap();
+    assert!((1_000..=3_000).contains(&(until - created)), "{seen}");
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+    let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    let a = &v["approvals"][0];
+    assert!(
+        a.get("waiting_until_ms").is_none(),
+        "still shown as waiting: {a}"
+    );
+}

@@ -915,14 +915,20 @@
 
   const RISK_RANK = { R4: 4, R3: 3, R2: 2, R1: 1, R0: 0 };
 
+  /** Whether an agent is waiting on this approval right now. */
+  function agentWaiting(a) {
+    return a.state === 'pending' && typeof a.waiting_until_ms === 'number' && a.waiting_until_ms > Date.now();
+  }
+
   /**
    * Most urgent first: pending before approved (an approved call only waits
-   * for the agent's retry), then the higher risk, then the sooner expiry,
-   * then the older.
+   * for the agent's retry), an agent waiting on it now, then the higher
+   * risk, then the sooner expiry, then the older.
    */
   function byUrgency(approvals) {
     const key = (a) => [
       a.state === 'pending' ? 0 : 1,
+      agentWaiting(a) ? 0 : 1,
       -(RISK_RANK[a.risk] ?? -1),
       a.state === 'pending' ? (a.expires_ms || Infinity) : (a.usable_until_ms || Infinity),
       a.created_ms || 0,
@@ -1042,6 +1048,7 @@
     refs.risk = h('span');
     refs.state = h('span', { class: 'badge badge-state' });
     refs.countdown = h('span', { class: 'countdown' });
+    refs.waiting = h('span', { class: 'badge badge-waiting', 'data-testid': `waiting-${id}`, hidden: true });
     refs.cmd = h('pre', { class: 'cmd', 'aria-label': 'Call to approve' });
     refs.reason = h('p', { class: 'approval-reason' });
     refs.meta = h('dl', { class: 'approval-meta' });
@@ -1076,7 +1083,7 @@
     const el = h(
       'article',
       { class: 'approval new', 'data-testid': `approval-${id}`, dataset: { approvalId: id }, 'aria-label': `Approval ${id}` },
-      h('div', { class: 'approval-head' }, refs.risk, refs.state, h('span', { class: 'approval-id mono', title: id }, id), refs.countdown),
+      h('div', { class: 'approval-head' }, refs.risk, refs.state, refs.waiting, h('span', { class: 'approval-id mono', title: id }, id), refs.countdown),
       refs.cmd,
       refs.reason,
       refs.meta,
@@ -1122,6 +1129,9 @@
 
     renderVotes(refs.votes, a);
     renderDeliveries(refs.deliveries, a.deliveries);
+
+    // An agent waiting on it now (a `?wait`, or a hook holding through the daemon).
+    refs.waiting.dataset.until = agentWaiting(a) ? String(a.waiting_until_ms) : '';
 
     // Deadline: a pending approval expires; an approved one must be used in its window.
     if (a.state === 'approved' && a.usable_until_ms) {
@@ -1194,6 +1204,11 @@
   function updateCountdowns() {
     const now = Date.now();
     for (const card of approvalCards.values()) {
+      const w = card.refs.waiting;
+      const until = Number(w.dataset.until);
+      const waitLeft = until ? until - now : 0;
+      w.hidden = waitLeft <= 0;
+      w.textContent = waitLeft > 0 ? `agent waiting — ${Math.ceil(waitLeft / 1000)} s left` : '';
       const el = card.refs.countdown;
       const deadline = Number(el.dataset.deadline);
       if (!deadline) {

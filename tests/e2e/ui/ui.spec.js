@@ -178,6 +178,10 @@ test('pending approvals are most urgent first and the keyboard approves', async 
   await expect(cards).toHaveCount(2);
   await expect(cards.first().locator('pre.cmd')).toHaveText('git push --force origin main');
   await expect(cards.nth(1).locator('pre.cmd')).toHaveText('kubectl apply -f prod.yaml');
+  // Both agents are waiting on their calls (?wait), and the cards say so.
+  const topId = await cards.first().getAttribute('data-approval-id');
+  await expect(page.getByTestId(`waiting-${topId}`)).toBeVisible();
+  await expect(page.getByTestId(`waiting-${topId}`)).toContainText(/agent waiting — \d+ s left/);
   // A command wraps between words, never inside one.
   await expect(cards.first().locator('pre.cmd')).toHaveCSS('word-break', 'normal');
 

@@ -50,6 +50,9 @@ pub async fn list(
 fn with_deliveries(app: &App, view: &toolgate_store::ApprovalView) -> Value {
     let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
     let id = view.approval.id.to_string();
+    if let Some(until) = app.waiting.until_ms(&id) {
+        v["waiting_until_ms"] = json!(until);
+    }
     v["deliveries"] = app
         .deliveries
         .status(&id)

@@ -132,6 +132,10 @@ async fn wait_for(
     };
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + wait;
+    let _waiting = app.waiting.enter(
+        waiter.id().to_string(),
+        app.clock.now_ms() + wait.as_millis() as i64,
+    );
     let mut events = app.events.subscribe();
     let mut stopping = app.shutdown.subscribe();
     let why = loop {

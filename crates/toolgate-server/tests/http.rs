@@ -1430,11 +1430,11 @@ async fn an_approval_says_while_an_agent_waits_on_it() {
     let mut seen = None;
     for _ in 0..100 {
         let (_, v) = d.get("/v1/approvals", Some(OPERATOR)).await;
-        if let Some(a) = v["approvals"].as_array().and_then(|a| a.first()) {
-            if a["waiting_until_ms"].is_i64() {
-                seen = Some(a.clone());
-                break;
-            }
+        if let Some(a) = v["approvals"].as_array().and_then(|a| a.first())
+            && a["waiting_until_ms"].is_i64()
+        {
+            seen = Some(a.clone());
+            break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -201,7 +201,13 @@ fn wait_for_pending(data: &Path) -> String {
         {
             return id;
         }
-        assert!(Instant::now() < deadline, "no pending approval appeared");
+        assert!(
+            Instant::now() < deadline,
+            "no pending approval appeared; the last `approvals list` exited {:?}: {}{}",
+            out.status.code(),
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }

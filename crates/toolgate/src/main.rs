@@ -147,6 +147,9 @@ fn main() -> ExitCode {
         _ => {}
     }
     let cli = Cli::parse();
+    if prints_for_a_reader(&cli.command) {
+        exit_quietly_when_the_reader_leaves();
+    }
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
@@ -166,5 +169,35 @@ fn main() -> ExitCode {
         Command::Memory { command } => memory_cmd::run(command, &cli.data),
         Command::Protocol(args) => protocol_cmd::run(args),
         Command::Policy { command } => policy_cmd::run(command),
+    }
+}
+
+/// Commands whose output a person pipes into `head`, `less` or `grep`:
+/// when that reader goes away they should stop, as other command-line tools
+/// do, not panic on the closed pipe. Never a hook, the daemon or the MCP
+/// proxy: those answer on their own terms whatever their reader does.
+fn prints_for_a_reader(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Approvals { .. }
+            | Command::Operators { .. }
+            | Command::Bypass { .. }
+            | Command::Audit { .. }
+            | Command::Knowledge { .. }
+            | Command::Memory { .. }
+            | Command::Protocol(_)
+            | Command::Policy { .. }
+            | Command::Doctor(_)
+    )
+}
+
+/// Restores SIGPIPE's default action (Rust ignores it, so a write to a
+/// closed pipe is an error that `println!` panics on): the process ends
+/// quietly when its reader has gone.
+fn exit_quietly_when_the_reader_leaves() {
+    // SAFETY: setting a signal's disposition to its default is always sound;
+    // no handler of ours is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

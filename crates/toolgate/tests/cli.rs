@@ -777,3 +777,21 @@ fn a_dry_run_is_faithful_and_keeps_nothing() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that goes away (`toolgate policy show --builtin | head -1`)
+/// ends a printing command quietly, without a panic on the closed pipe.
+#[test]
+fn a_closed_pipe_ends_a_printing_command_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["policy", "show", "--builtin"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    // Close the reading end before toolgate writes anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("toolgate finishes");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}

@@ -112,7 +112,7 @@ impl<'a> CmdView<'a> {
         self.resolved.get_or_init(|| {
             self.path_words()
                 .iter()
-                .map(|(w, _)| resolve(w, self.cmd, self.env))
+                .map(|(w, operand)| resolve(w, *operand, self.cmd, self.env))
                 .collect()
         })
     }
@@ -346,8 +346,10 @@ fn regex_pair_holds<'t>(
     must.is_none_or(|r| r.is_match(text)) && !must_not.is_some_and(|r| r.is_match(text))
 }
 
-/// An operand as an absolute path.
-fn resolve(w: &Word, cmd: &SimpleCommand, env: &Env) -> Resolved {
+/// A path word as an absolute path. Only an operand may name a file on
+/// another machine: an option's value (`--log-file x:y`, `-i host:key`) is
+/// a local name whatever it looks like.
+fn resolve(w: &Word, operand: bool, cmd: &SimpleCommand, env: &Env) -> Resolved {
     if w.dynamic {
         return dynamic_as_glob(w, env)
             .map(Resolved::Partial)
@@ -370,13 +372,13 @@ fn resolve(w: &Word, cmd: &SimpleCommand, env: &Env) -> Resolved {
         .filter(|r| !r.is_empty() && *r != "-")
         .unwrap_or(t);
     let this_machine;
-    let t = match remote::classify(&cmd.program, t) {
-        remote::Operand::Remote => return Resolved::Remote,
-        remote::Operand::ThisMachine(path) => {
+    let t = match operand.then(|| remote::classify(&cmd.program, t)) {
+        Some(remote::Operand::Remote) => return Resolved::Remote,
+        Some(remote::Operand::ThisMachine(path)) => {
             this_machine = path;
             this_machine.as_str()
         }
-        remote::Operand::Local => t,
+        Some(remote::Operand::Local) | None => t,
     };
     let absolute = t.starts_with('/')
         || t.starts_with('~')
@@ -402,4 +404,24 @@ fn dynamic_as_glob(w: &Word, env: &Env) -> Option<String> {
             .expect("valid regex")
     });
     Some(env.resolve(&re.replace_all(&w.text, "*")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `host:path` is remote only as scp's operand: as an option's value it
+    /// is a local name, judged where it lies.
+    #[test]
+    fn only_an_operand_names_a_remote_file() {
+        let env = Env::new("/home/dev", "/home/dev/proj");
+        let analysis = crate::shell::analyze("scp -F h:cfg a user@h:/srv", &env);
+        let cmd = &analysis.commands[0];
+        let word = Word::lit("user@h:/srv");
+        assert!(matches!(resolve(&word, true, cmd, &env), Resolved::Remote));
+        match resolve(&word, false, cmd, &env) {
+            Resolved::Path(p) => assert_eq!(p, "/home/dev/proj/user@h:/srv"),
+            other => panic!("a value was read as {other:?}"),
+        }
+    }
 }

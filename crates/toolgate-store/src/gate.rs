@@ -313,10 +313,7 @@ impl Gate {
         decision.audit_seq = None;
         if let Some(a) = &decision.approval {
             let exists = match ApprovalId::parse(&a.id) {
-                Ok(id) => {
-                    let mut tx = self.store.begin()?;
-                    tx.approval(&id)?.is_some()
-                }
+                Ok(id) => self.store.read_approval(&id)?.is_some(),
                 Err(_) => false,
             };
             if !exists {

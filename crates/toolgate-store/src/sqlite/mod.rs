@@ -402,14 +402,18 @@ fn configure(conn: &Connection, sync: SyncMode) -> rusqlite::Result<()> {
     // commit in it is already as durable as the sync mode makes it.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    let level = match sync {
-        SyncMode::Full => "FULL",
-        SyncMode::Normal => "NORMAL",
-    };
-    conn.pragma_update(None, "synchronous", level)?;
+    conn.pragma_update(None, "synchronous", sync_level(sync))?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
+}
+
+/// SQLite's `synchronous` level for a sync mode.
+fn sync_level(sync: SyncMode) -> &'static str {
+    match sync {
+        SyncMode::Full => "FULL",
+        SyncMode::Normal => "NORMAL",
+    }
 }
 
 fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
@@ -497,8 +501,8 @@ impl SqliteStore {
             // of the times the WAL started over, since a row written again
             // unchanged writes no page. Its own durability does not matter
             // (synchronous=NORMAL: if it is lost, the WAL on disk holds only
-            // pages the database already has), and the store is being
-            // dropped, so the setting goes with it.
+            // pages the database already has); every later commit is as
+            // durable as the store's mode again.
             let _ = conn.execute_batch(
                 "PRAGMA synchronous = NORMAL;
                  BEGIN IMMEDIATE;
@@ -508,6 +512,10 @@ impl SqliteStore {
                      SET record = CAST(CAST(record AS INTEGER) + 1 AS TEXT);
                  COMMIT;",
             );
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            let _ = conn.pragma_update(None, "synchronous", sync_level(self.sync));
         }
         let _ = conn.busy_timeout(BUSY_TIMEOUT);
     }

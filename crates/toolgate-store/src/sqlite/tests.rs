@@ -313,6 +313,13 @@ fn a_large_wal_is_folded_and_started_over_not_truncated() {
             grown > WAL_CHECKPOINT_BYTES,
             "the WAL grew to {grown} bytes"
         );
+        // A hook folds before it exits, and the store stays usable: its
+        // commits are as durable as before the marker's.
+        store.prepare_exit();
+        let level: i64 = lock(&store.writer)
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap();
+        assert_eq!(level, 2, "synchronous is FULL again after the fold");
         drop(store);
         let after = frames_a_new_process_reads(&path);
         assert!(after <= 4, "{after} frames read back after the fold");

@@ -22,6 +22,9 @@ pub enum ApprovalsCommand {
         /// One JSON object per line instead of a table.
         #[arg(long)]
         json: bool,
+        /// With --url: an operator token to ask the daemon with.
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
     /// Show one approval: the call, why it needs approval, and its votes.
     Show {
@@ -31,6 +34,9 @@ pub enum ApprovalsCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// With --url: an operator token to ask the daemon with.
+        #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
     /// Approve a pending call. The agent must then retry the exact call
     /// within the approval window.
@@ -87,16 +93,18 @@ pub fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
     }
 }
 
-/// A shortened id that matches no approval (exit 1, as a whole unknown id).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct NoSuchApproval(String);
+/// An approval id as a person typed it.
+pub(crate) enum IdArg {
+    /// The whole id.
+    Whole(ApprovalId),
+    /// A start of one: 4 hex digits or more, lowercased.
+    Start(String),
+}
 
-/// An approval id as a person gives it: whole (32 hex digits), or any
-/// unique start of it, at least 4 hex digits (`3f1b`).
-fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId> {
+/// Reads an approval id argument: whole (32 hex digits) or a start of one.
+pub(crate) fn id_arg(id: &str) -> Result<IdArg> {
     if let Ok(whole) = ApprovalId::parse(id) {
-        return Ok(whole);
+        return Ok(IdArg::Whole(whole));
     }
     let prefix = id.trim().to_ascii_lowercase();
     if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -105,6 +113,21 @@ fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId>
              (32 hex digits) or at least its first 4"
         ));
     }
+    Ok(IdArg::Start(prefix))
+}
+
+/// A shortened id that matches no approval (exit 1, as a whole unknown id).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NoSuchApproval(String);
+
+/// An approval id as a person gives it: whole (32 hex digits), or any
+/// unique start of it, at least 4 hex digits (`3f1b`).
+fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId> {
+    let prefix = match id_arg(id)? {
+        IdArg::Whole(whole) => return Ok(whole),
+        IdArg::Start(prefix) => prefix,
+    };
     let found = store.approval_ids_starting(&prefix, 2)?;
     match found.as_slice() {
         [one] => ApprovalId::parse(one).map_err(|e| anyhow!("{one:?}: {e}")),
@@ -122,7 +145,9 @@ fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId>
 fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
     let clock = SystemClock;
     match cmd {
-        ApprovalsCommand::List { all, limit, json } => {
+        ApprovalsCommand::List {
+            all, limit, json, ..
+        } => {
             let store = data.open()?;
             let views = toolgate_store::list(&*store, &clock, all, limit)?;
             if json {
@@ -136,7 +161,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
                 print_table(&views, clock.now_ms());
             }
         }
-        ApprovalsCommand::Show { id, json } => {
+        ApprovalsCommand::Show { id, json, .. } => {
             let store = data.open()?;
             let id = resolve_id(&*store, &id)?;
             let v = toolgate_store::show(&*store, &clock, &id)?;

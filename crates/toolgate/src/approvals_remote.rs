@@ -2,7 +2,7 @@
 //! daemon's HTTP API instead of the local data directory, so a person can
 //! approve from another machine.
 
-use crate::approvals_cmd::{ApprovalsCommand, print_table, print_view};
+use crate::approvals_cmd::{ApprovalsCommand, IdArg, id_arg, print_table, print_view};
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -94,16 +94,10 @@ impl Daemon {
     /// The full id for what a person typed: a whole id is used as it is; a
     /// start of one (4 hex digits or more) must match exactly one approval.
     async fn resolve(&self, id: &str) -> Result<String> {
-        let id = id.trim().to_ascii_lowercase();
-        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(id);
-        }
-        if id.len() < 4 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(anyhow!(
-                "{id:?} is not an approval id: give the id from `toolgate approvals list` \
-                 (32 hex digits) or at least its first 4"
-            ));
-        }
+        let id = match id_arg(id)? {
+            IdArg::Whole(whole) => return Ok(whole.to_string()),
+            IdArg::Start(prefix) => prefix,
+        };
         let found: Vec<String> = self
             .list(true, 1000)
             .await?
@@ -137,10 +131,10 @@ async fn run_inner(cmd: ApprovalsCommand, url: &str) -> Result<()> {
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
     let token = match &cmd {
-        ApprovalsCommand::Approve { token, .. } | ApprovalsCommand::Deny { token, .. } => {
-            token.clone()
-        }
-        _ => std::env::var("TOOLGATE_APPROVER_TOKEN").ok(),
+        ApprovalsCommand::List { token, .. }
+        | ApprovalsCommand::Show { token, .. }
+        | ApprovalsCommand::Approve { token, .. }
+        | ApprovalsCommand::Deny { token, .. } => token.clone(),
     }
     .filter(|t| !t.trim().is_empty())
     .ok_or_else(|| {
@@ -159,7 +153,9 @@ async fn run_inner(cmd: ApprovalsCommand, url: &str) -> Result<()> {
     };
     let now = SystemClock.now_ms();
     match cmd {
-        ApprovalsCommand::List { all, limit, json } => {
+        ApprovalsCommand::List {
+            all, limit, json, ..
+        } => {
             let views = daemon.list(all, limit).await?;
             if json {
                 for v in &views {
@@ -172,7 +168,7 @@ async fn run_inner(cmd: ApprovalsCommand, url: &str) -> Result<()> {
                 print_table(&views, now);
             }
         }
-        ApprovalsCommand::Show { id, json } => {
+        ApprovalsCommand::Show { id, json, .. } => {
             let id = daemon.resolve(&id).await?;
             let v = daemon.get(&format!("/v1/approvals/{id}")).await?;
             if json {

@@ -40,6 +40,18 @@ fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u1
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
+/// `toolgate serve` on a free port with its data in `<fresh dir>/data`.
+fn daemon_on_a_fresh_dir(tag: &str) -> (common::Daemon, PathBuf) {
+    let dir = temp_dir(tag);
+    let data_arg = dir.join("data").display().to_string();
+    let d = spawn(
+        &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    (d, dir)
+}
+
 fn token(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(format!("{name}.token")))
         .unwrap()
@@ -162,13 +174,7 @@ fn bad_tokens_in_the_environment_stop_start_up_with_a_reason() {
 /// and said so), never in the daemon's own directory.
 #[test]
 fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
-    let dir = temp_dir("cwd");
-    let data_arg = dir.join("data").display().to_string();
-    let d = spawn(
-        &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
-        &[] as &[(&str, &str)],
-    )
-    .unwrap();
+    let (d, dir) = daemon_on_a_fresh_dir("cwd");
     let agent = token(&dir.join("data"), "agent");
     let (s, v) = request(
         &d.addr,
@@ -205,13 +211,7 @@ fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
 /// daemon, by a start of the id, with an operator token.
 #[test]
 fn approvals_work_against_a_daemon() {
-    let dir = temp_dir("remote");
-    let data_arg = dir.join("data").display().to_string();
-    let d = spawn(
-        &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
-        &[] as &[(&str, &str)],
-    )
-    .unwrap();
+    let (d, dir) = daemon_on_a_fresh_dir("remote");
     let agent = token(&dir.join("data"), "agent");
     let operator = token(&dir.join("data"), "operator");
     let (s, v) = request(
@@ -241,6 +241,8 @@ fn approvals_work_against_a_daemon() {
         out.status.success() && text.contains("kubectl apply"),
         "{text}"
     );
+    let out = cli(&["list", "--token", &operator], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cli(&["list"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("operator token"));

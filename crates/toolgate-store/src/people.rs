@@ -100,6 +100,11 @@ pub fn check_name(name: &str) -> Result<String, StoreError> {
 
 /// A checked chat identity, `KIND:ID` with KIND one of [`IDENTITY_KINDS`]
 /// and an ID of 1–128 printable characters without spaces; the kind is
+/// [`check_identity`] for each of `identities`, the first error stopping it.
+fn check_identities(identities: &[String]) -> Result<Vec<String>, StoreError> {
+    identities.iter().map(|i| check_identity(i)).collect()
+}
+
 /// lowercased (and an email address too, which is compared that way).
 pub fn check_identity(identity: &str) -> Result<String, StoreError> {
     let bad = || {
@@ -156,10 +161,7 @@ pub fn add_operator(
     by: &str,
 ) -> Result<(Operator, String), StoreError> {
     let name = check_name(name)?;
-    let identities = identities
-        .iter()
-        .map(|i| check_identity(i))
-        .collect::<Result<Vec<_>, _>>()?;
+    let identities = check_identities(identities)?;
     let now = clock.now_ms();
     let trace = random_hex()?;
     let (token, digest) = new_token()?;
@@ -226,14 +228,8 @@ pub fn change_identities(
     by: &str,
 ) -> Result<Operator, StoreError> {
     let name = check_name(name)?;
-    let add = add
-        .iter()
-        .map(|i| check_identity(i))
-        .collect::<Result<Vec<_>, _>>()?;
-    let remove = remove
-        .iter()
-        .map(|i| check_identity(i))
-        .collect::<Result<Vec<_>, _>>()?;
+    let add = check_identities(add)?;
+    let remove = check_identities(remove)?;
     let now = clock.now_ms();
     let trace = random_hex()?;
     let mut tx = store.begin()?;

@@ -787,20 +787,21 @@ fn a_waiter_follows_its_approval_to_an_answer_or_gives_up_on_expiry() {
     assert_eq!(recorded.approval.unwrap().id, id2.to_string());
 }
 
+/// A rules approver that approves the staging apply.
+const STAGING_RULE: &str = r#"
+[[approvals.rule]]
+name = "staging"
+approve = ["exec(kubectl apply -f staging.yaml)"]
+"#;
+
 #[test]
 fn automated_approvers_vote_after_the_escalation_is_committed() {
     use toolgate_store::Store;
     let dir = TempDir::new("factors-after");
     let clock = Arc::new(ManualClock::new(T0));
-    let policy = r#"
-[approvals]
-require_user = []
-[[approvals.rule]]
-name = "staging"
-approve = ["exec(kubectl apply -f staging.yaml)"]
-"#;
+    let policy = format!("[approvals]\nrequire_user = []\n{STAGING_RULE}");
     let s = store(&dir.0);
-    let g = gate(s.clone(), policy, clock);
+    let g = gate(s.clone(), &policy, clock);
     let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
     assert_eq!(
         (d.decision, d.layer),
@@ -846,13 +847,8 @@ fn a_factor_that_voted_is_not_recorded_again_on_every_retry() {
     let clock = Arc::new(ManualClock::new(T0));
     // The rules approve, but R3 still needs a person: the approval stays
     // pending while the agent retries.
-    let policy = r#"
-[[approvals.rule]]
-name = "staging"
-approve = ["exec(kubectl apply -f staging.yaml)"]
-"#;
     let s = store(&dir.0);
-    let g = gate(s.clone(), policy, clock);
+    let g = gate(s.clone(), STAGING_RULE, clock);
     for _ in 0..3 {
         let d = g.check(&exec("kubectl apply -f staging.yaml")).unwrap();
         assert_eq!(d.decision, Verdict::Escalate, "{d:?}");

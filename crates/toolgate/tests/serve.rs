@@ -242,7 +242,11 @@ fn approvals_work_against_a_daemon() {
         "{text}"
     );
     let out = cli(&["list", "--token", &operator], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = cli(&["list"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("operator token"));

@@ -182,15 +182,7 @@ impl Target {
                 continue;
             }
             // Drop earlier toolgate entries (and groups left empty by that).
-            for group in list.iter_mut() {
-                if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                    inner.retain(|h| !ours(h));
-                }
-            }
-            list.retain(|g| match g.get("hooks").and_then(Value::as_array) {
-                Some(inner) => !inner.is_empty(),
-                None => !ours(g),
-            });
+            drop_ours(list, &ours);
             list.push(want.clone());
             changed = true;
         }
@@ -216,17 +208,7 @@ impl Target {
             let Some(list) = hooks.get_mut(*event).and_then(Value::as_array_mut) else {
                 continue;
             };
-            let before = list.clone();
-            for group in list.iter_mut() {
-                if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                    inner.retain(|h| !ours(h));
-                }
-            }
-            list.retain(|g| match g.get("hooks").and_then(Value::as_array) {
-                Some(inner) => !inner.is_empty(),
-                None => !ours(g),
-            });
-            if *list != before {
+            if drop_ours(list, &ours) {
                 changed = true;
                 if list.is_empty() {
                     hooks.remove(*event);
@@ -294,6 +276,26 @@ fn contains_ours(group: &Value, ours: &dyn Fn(&Value) -> bool) -> bool {
 
 /// Whether a hook entry is toolgate's own for `runtime`: a command running
 /// a `toolgate` binary with `hook <runtime>`, or (Claude Code) the daemon's
+/// Removes the entries `ours` picks from an event's list: handlers inside a
+/// group (and groups left empty by that) or flat entries. Whether anything
+/// was removed.
+fn drop_ours(list: &mut Vec<Value>, ours: &dyn Fn(&Value) -> bool) -> bool {
+    let before = list.len();
+    let mut removed = false;
+    for group in list.iter_mut() {
+        if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+            let had = inner.len();
+            inner.retain(|h| !ours(h));
+            removed |= inner.len() != had;
+        }
+    }
+    list.retain(|g| match g.get("hooks").and_then(Value::as_array) {
+        Some(inner) => !inner.is_empty(),
+        None => !ours(g),
+    });
+    removed || list.len() != before
+}
+
 /// HTTP hook URL.
 pub fn is_ours(runtime: &str, entry: &Value) -> bool {
     let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");

@@ -1,6 +1,7 @@
 //! `toolgate approvals list | show ID | approve ID | deny ID`.
 
 use crate::state::{DataDirArgs, os_user};
+use crate::terminal::{visible, visible_line};
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -261,6 +262,7 @@ pub(crate) fn print_table(views: &[ApprovalView], now: i64) {
             _ => "-".to_string(),
         };
         let summary: String = a.summary.chars().take(80).collect();
+        let summary = visible_line(&summary);
         println!(
             "{:<32}  {:<9} {:<4} {:<5} {:<9} {}",
             a.id.to_string(),
@@ -278,16 +280,22 @@ pub(crate) fn print_view(v: &ApprovalView, now: i64) {
     println!("approval   {}", a.id);
     println!("state      {}", a.state);
     println!("risk       {}", a.risk);
-    println!("call       {}", a.summary);
-    println!("why        {}", a.reason);
+    println!("call       {}", visible(&a.summary));
+    println!("why        {}", visible(&a.reason));
     if let Some(r) = &a.requester {
-        println!("requester  {r} (cannot approve it)");
+        println!(
+            "requester  {} (cannot approve it)",
+            visible_line(&r.to_string())
+        );
     }
     if let Some(s) = &a.session {
-        println!("session    {s}");
+        println!("session    {}", visible_line(s));
     }
     if let Some(c) = &a.cwd {
-        println!("judged in  {c} (the approval holds only for this directory)");
+        println!(
+            "judged in  {} (the approval holds only for this directory)",
+            visible_line(c)
+        );
     }
     let need_user = if a.quorum.require_user {
         ", one of them a person"
@@ -322,7 +330,7 @@ pub(crate) fn print_view(v: &ApprovalView, now: i64) {
         _ => {}
     }
     if let Some(r) = &a.resolution {
-        println!("resolution {r}");
+        println!("resolution {}", visible_line(r));
     }
     println!("binding    {}", a.binding);
     for vv in &v.votes {
@@ -331,14 +339,14 @@ pub(crate) fn print_view(v: &ApprovalView, now: i64) {
             "vote       {} {} by {} ({}{}) at {}{}{}",
             if x.approve { "approve" } else { "deny" },
             x.kind,
-            x.identity,
-            x.channel,
+            visible_line(&x.identity),
+            visible_line(&x.channel),
             if x.relayed { ", relayed" } else { "" },
             rfc3339_ms(x.at_ms),
             if vv.current { "" } else { " [stale]" },
             x.reason
                 .as_deref()
-                .map(|r| format!(": {r}"))
+                .map(|r| format!(": {}", visible_line(r)))
                 .unwrap_or_default()
         );
     }

@@ -235,11 +235,12 @@ fn human(e: &ExportedEntry) -> String {
         ),
         _ => data.to_string(),
     };
-    format!(
+    let line = format!(
         "{:>6} {} {:<18} {}",
         s(&get("seq")),
         s(&get("ts")),
         s(&get("kind")),
         what
-    )
+    );
+    crate::terminal::visible_line(&line).into_owned()
 }

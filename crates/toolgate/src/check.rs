@@ -16,6 +16,7 @@ use toolgate_core::policy::Policy;
 use toolgate_store::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
+use crate::terminal::visible;
 
 /// The policy used when none is given, as shipped (with its tests).
 #[cfg(test)]
@@ -393,9 +394,10 @@ fn human(call: &ToolCall, d: &Decision) -> String {
         Verdict::Escalate => "ESCALATE",
     };
     let mut out = format!(
-        "{verdict}  {}  {what}\n  {}\n  decided by the {} layer, score {}, in {} µs\n",
+        "{verdict}  {}  {}\n  {}\n  decided by the {} layer, score {}, in {} µs\n",
         d.risk,
-        d.reason,
+        visible(&what),
+        visible(&d.reason),
         d.layer.as_str(),
         d.score,
         d.elapsed_us
@@ -412,7 +414,7 @@ fn human(call: &ToolCall, d: &Decision) -> String {
         ));
     }
     if let Some(c) = &d.context {
-        out.push_str(&format!("  context for the agent: {c}\n"));
+        out.push_str(&format!("  context for the agent: {}\n", visible(c)));
     }
     out
 }

@@ -21,6 +21,7 @@ mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod state;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -795,3 +795,33 @@ fn a_closed_pipe_ends_a_printing_command_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
 }
+
+/// An agent's text reaches a person's terminal with its control characters
+/// shown, not obeyed: a command that would erase itself and print `ls`
+/// in its place shows whole.
+#[test]
+fn approvals_show_an_agents_escape_sequences_as_text() {
+    let dir = fresh_data_dir();
+    let call = serde_json::json!({
+        "tool": "exec",
+        "params": {"command": "git push --force origin main #\u{1b}[2K\rls"},
+        "cwd": "/srv"
+    })
+    .to_string();
+    let d = json(&toolgate_in(&dir, &["check"], &call));
+    let id = d["approval"]["id"].as_str().unwrap().to_string();
+    for args in [
+        &["approvals", "list"][..],
+        &["approvals", "show", &id][..],
+        &["audit", "tail"][..],
+    ] {
+        let out = toolgate_in(&dir, args, "");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r'),
+            "{args:?}: {text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2K"), "{args:?}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

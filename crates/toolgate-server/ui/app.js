@@ -1100,11 +1100,24 @@
   function approvalCallText(a) {
     const call = a.call || {};
     const cmd = callCommand(call);
-    if (cmd != null) return cmd;
+    if (cmd != null) return shownWhole(cmd);
     // Not a shell call: the tool and its full parameters, since any of them
     // (a message body, a URL) may be what matters.
     const params = call.params && Object.keys(call.params).length ? `\n${prettyJson(call.params)}` : '';
-    return `${call.tool || a.summary || '?'}${params}`;
+    return shownWhole(`${call.tool || a.summary || '?'}${params}`);
+  }
+
+  /**
+   * Control characters (but newline and tab) and bidirectional-text
+   * controls as visible escapes: text an agent chose must not reorder or
+   * hide part of what the operator approves.
+   */
+  function shownWhole(text) {
+    return String(text).replace(
+      // eslint-disable-next-line no-control-regex
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+      (c) => `\\u{${c.codePointAt(0).toString(16)}}`,
+    );
   }
 
   function updateApprovalCard(card, a) {

@@ -209,3 +209,19 @@ test('pending approvals are most urgent first and the keyboard approves', async 
   expect(answer.body.decision).toBe('allow');
   expect(errors).toEqual([]);
 });
+
+test('an agent cannot reorder or hide part of the command an operator approves', async ({ page }) => {
+  await signIn(page, OPERATOR);
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+  const session = `e2e-${crypto.randomBytes(4).toString('hex')}`;
+  // U+202E reverses what follows on screen; ESC[2K and CR would erase it on a terminal.
+  const command = 'git push --force origin main #\u202efr- mr\u001b[2K\rls';
+  const res = await fetch(`${BASE}/v1/check`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${AGENT}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'exec', params: { command }, session, cwd: '/srv' }),
+  }).then((r) => r.json());
+  expect(res.decision).toBe('escalate');
+  const card = page.locator('[data-testid^="approval-"]').filter({ hasText: session });
+  await expect(card.locator('pre.cmd')).toHaveText('git push --force origin main #\\u{202e}fr- mr\\u{1b}[2K\\u{d}ls');
+});

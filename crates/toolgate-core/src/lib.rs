@@ -24,4 +24,5 @@ pub mod profile;
 pub mod protocol;
 pub mod redact;
 pub mod shell;
+pub mod shown;
 pub mod time;

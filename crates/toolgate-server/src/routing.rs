@@ -281,16 +281,20 @@ async fn handle(app: &Arc<App>, change: ApprovalChange) {
 }
 
 /// The notice for `a`, as every target sees it (links added per target).
+/// The agent's text in it shows its control and bidirectional characters
+/// as escapes: what people approve in chat reads as what runs.
 fn notice(app: &App, a: &Approval) -> Notice {
+    use toolgate_core::shown::visible_line;
     let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("?");
+    let shown = |t: &str| visible_line(t).into_owned();
     Notice {
         approval_id: a.id.to_string(),
-        summary: a.summary.clone(),
-        tool: tool.to_string(),
+        summary: shown(&a.summary),
+        tool: shown(tool),
         risk: a.risk.as_str().to_string(),
-        reason: a.reason.clone(),
-        agent: a.agent.clone(),
-        session: a.session.clone(),
+        reason: shown(&a.reason),
+        agent: a.agent.as_deref().map(shown),
+        session: a.session.as_deref().map(shown),
         have: 0,
         need: a.quorum.min_approvals,
         expires_at_ms: a.expires_ms,

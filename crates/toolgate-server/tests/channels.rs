@@ -285,7 +285,9 @@ links_for = "alice"
     let waiting = {
         let (url, http) = (d.url.clone(), d.http.clone());
         tokio::spawn(async move {
-            let call = json!({"tool": "exec", "params": {"command": "git push origin main"}, "session": "s1", "requester": {"id": "carol"}});
+            // A trailing comment with a right-to-left override: people in
+            // chat must see it, not have it reorder what they approve.
+            let call = json!({"tool": "exec", "params": {"command": "git push origin main #\u{202e}niam"}, "session": "s1", "requester": {"id": "carol"}});
             let resp = http
                 .post(format!("{url}/v1/check?wait=20s"))
                 .bearer_auth(AGENT)
@@ -317,6 +319,11 @@ links_for = "alice"
     );
     let hook: Value = serde_json::from_str(&hook).unwrap();
     assert_eq!(hook["type"], "approval.requested");
+    let summary = hook["approval"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("#\\u{202e}niam") && !summary.contains('\u{202e}'),
+        "{summary}"
+    );
     let id = hook["approval"]["approval_id"]
         .as_str()
         .unwrap()

@@ -1,11 +1,11 @@
 //! `toolgate approvals list | show ID | approve ID | deny ID`.
 
 use crate::state::{DataDirArgs, os_user};
-use crate::terminal::{visible, visible_line};
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
 use toolgate_core::approval::{ApprovalId, ApprovalState};
+use toolgate_core::shown::{visible, visible_line};
 use toolgate_core::time::rfc3339_ms;
 use toolgate_store::{ApprovalView, Clock, StoreError, SystemClock, VoteInput, VoteOutcome};
 

@@ -242,5 +242,5 @@ fn human(e: &ExportedEntry) -> String {
         s(&get("kind")),
         what
     );
-    crate::terminal::visible_line(&line).into_owned()
+    toolgate_core::shown::visible_line(&line).into_owned()
 }

@@ -16,7 +16,7 @@ use toolgate_core::policy::Policy;
 use toolgate_store::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
-use crate::terminal::visible;
+use toolgate_core::shown::visible;
 
 /// The policy used when none is given, as shipped (with its tests).
 #[cfg(test)]

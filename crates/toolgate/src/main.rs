@@ -21,7 +21,6 @@ mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod state;
-mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,7 +1,7 @@
-//! Text an agent chose, made safe to show on a person's terminal. An
-//! approval's command or reason printed as it is could carry escape
-//! sequences that move the cursor or erase a line: `rm -rf ~` shown as
-//! `ls`, and approved as such.
+//! Text an agent chose, made safe to show to a person (a terminal, a chat
+//! message). An approval's command or reason shown as it is could carry
+//! escape sequences that move the cursor or erase a line, or bidirectional
+//! controls that reorder it: `rm -rf ~` shown as `ls`, and approved as such.
 
 use std::borrow::Cow;
 

@@ -1,4 +1,4 @@
-//! The control UI: three static files compiled into the binary, served
+//! The control UI: static files compiled into the binary, served
 //! with headers that keep other sites from framing or scripting it (the
 //! approve button must not be clickjackable).
 
@@ -8,6 +8,9 @@ use axum::response::{IntoResponse, Response};
 const INDEX: &str = include_str!("../ui/index.html");
 const APP_JS: &str = include_str!("../ui/app.js");
 const APP_CSS: &str = include_str!("../ui/app.css");
+const PANELS_JS: &str = include_str!("../ui/panels.js");
+const FORMAT_JS: &str = include_str!("../ui/format.js");
+const PANELS_CSS: &str = include_str!("../ui/panels.css");
 
 /// Content Security Policy: only our own files and our own WebSocket.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -42,6 +45,21 @@ pub async fn index() -> Response {
 /// `GET /app.js`.
 pub async fn app_js() -> Response {
     asset(APP_JS, "text/javascript; charset=utf-8")
+}
+
+/// `GET /panels.js`.
+pub async fn panels_js() -> Response {
+    asset(PANELS_JS, "text/javascript; charset=utf-8")
+}
+
+/// `GET /format.js`.
+pub async fn format_js() -> Response {
+    asset(FORMAT_JS, "text/javascript; charset=utf-8")
+}
+
+/// `GET /panels.css`.
+pub async fn panels_css() -> Response {
+    asset(PANELS_CSS, "text/css; charset=utf-8")
 }
 
 /// `GET /app.css`.

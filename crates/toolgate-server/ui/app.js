@@ -112,16 +112,9 @@
     return `${+(us / 1e6).toFixed(1)}s`;
   }
 
-  function fmtDuration(ms) {
-    const s = Math.max(0, Math.floor(ms / 1000));
-    const d = Math.floor(s / 86400);
-    const hh = Math.floor((s % 86400) / 3600);
-    const mm = Math.floor((s % 3600) / 60);
-    if (d > 0) return `${d}d ${hh}h ${mm}m`;
-    if (hh > 0) return `${hh}h ${mm}m`;
-    if (mm > 0) return `${mm}m ${s % 60}s`;
-    return `${s}s`;
-  }
+  const fmtDuration = window.toolgateFormat.duration;
+  const fmtRowTime = (ts) => window.toolgateFormat.time(ts);
+  const fmtAgo = window.toolgateFormat.ago;
 
   /** m:ss (or h:mm:ss) for countdowns. */
   function fmtClock(ms) {
@@ -130,27 +123,6 @@
     const mm = Math.floor((s % 3600) / 60);
     const ss = String(s % 60).padStart(2, '0');
     return hh > 0 ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
-  }
-
-  const pad2 = (n) => String(n).padStart(2, '0');
-
-  function fmtTime(date) {
-    return `${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}`;
-  }
-
-  /** Time of a row: the clock for today, the date too for older entries. */
-  function fmtRowTime(ts) {
-    const d = new Date(ts);
-    if (isNaN(d)) return String(ts ?? '');
-    const now = new Date();
-    const sameDay = d.toDateString() === now.toDateString();
-    return sameDay ? fmtTime(d) : `${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
-  }
-
-  function fmtAgo(ts) {
-    const t = new Date(ts).getTime();
-    if (isNaN(t)) return '';
-    return `${fmtDuration(Date.now() - t)} ago`;
   }
 
   function shortHash(hex) {
@@ -1136,7 +1108,7 @@
       ['agent', a.agent || call.agent],
       ['session', a.session || call.session],
       ['cwd', a.cwd || call.cwd],
-      ['created', a.created_ms ? fmtTime(new Date(a.created_ms)) : null],
+      ['created', a.created_ms ? fmtRowTime(a.created_ms) : null],
     ].filter(([, v]) => v);
     refs.meta.replaceChildren(...meta.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, String(v)))));
 
@@ -1290,7 +1262,7 @@
   function outcomeMessage(res) {
     const o = res && res.outcome;
     if (o === 'approved') {
-      const until = res.usable_until_ms ? ` The agent may retry it until ${fmtTime(new Date(res.usable_until_ms))}.` : '';
+      const until = res.usable_until_ms ? ` The agent may retry it until ${fmtRowTime(res.usable_until_ms)}.` : '';
       return { kind: 'ok', text: `Approved.${until}` };
     }
     if (o === 'recorded') return { kind: 'info', text: `Vote recorded: ${res.have} of ${res.need} approvals so far.` };
@@ -1355,7 +1327,7 @@
     el.replaceChildren(
       ...(list.length ? [h('div', null, `Emergency bypass in force (${list.length})`)] : []),
       ...list.map((b) =>
-        h('p', null, `${(b.layers || []).join(', ')} lifted by ${b.by} until ${new Date(b.until_ms).toLocaleTimeString()}: ${b.reason}`),
+        h('p', null, `${(b.layers || []).join(', ')} lifted by ${b.by} until ${fmtRowTime(b.until_ms)}: ${b.reason}`),
       ),
     );
   }
@@ -1378,6 +1350,7 @@
     if (Array.isArray(st.bypasses)) renderBypasses(st.bypasses);
     renderTotals();
     renderStateList();
+    if (window.toolgatePanels) window.toolgatePanels.render(st, $('panels'));
     if (typeof st.pending_approvals === 'number' && !S.approvals.length) {
       $('t-pending').textContent = fmtNum(st.pending_approvals);
     }
@@ -1401,7 +1374,7 @@
       ['Loaded', p.loaded ? `${fmtRowTime(p.loaded)} (${fmtAgo(p.loaded)}), ${fmtNum(p.reloads || 0)} reload${p.reloads === 1 ? '' : 's'}` : null],
       ['Store', st.store, true],
       ['Listening', st.listen, true],
-      ['Started', st.started ? `${new Date(st.started).toLocaleString()}` : null],
+      ['Started', st.started ? fmtRowTime(st.started) : null],
       ['Uptime', uptimeText(), false, 'uptime'],
       ['Pending', fmtNum(st.pending_approvals)],
       ['Audit log', st.audit ? `${fmtNum(st.audit.length)} entries, head ${shortHash(st.audit.head_hash)}` : null, true],
@@ -1449,7 +1422,7 @@
   function renderAudit(res, error) {
     const body = $('audit-body');
     const tile = $('t-audit');
-    const checked = `checked ${fmtTime(new Date())}`;
+    const checked = `checked ${fmtRowTime(Date.now())}`;
     if (error) {
       body.replaceChildren(h('p', { class: 'audit-status bad' }, 'Could not verify'), h('p', { class: 'audit-detail' }, error.message));
       tile.textContent = 'unknown';
@@ -1655,7 +1628,7 @@
       if ((t / 60) % 2 !== 0) continue;
       const x = PAD.left + ((t - win.start + 0.5) / SERIES_SECONDS) * plotW;
       const d = new Date(t * 1000);
-      const label = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+      const label = window.toolgateFormat.time(d, d).slice(0, 5); // HH:MM
       // Keep the label inside the canvas near the edges.
       const half = ctx.measureText(label).width / 2;
       ctx.fillText(label, Math.min(Math.max(x, PAD.left + half), w - half - 1), PAD.top + plotH + 4);
@@ -1714,7 +1687,7 @@
     const ht = S.hover.dec;
     if (ht != null) {
       const b = S.series.get(ht) || {};
-      readout.textContent = `${fmtTime(new Date(ht * 1000))}  allow ${b.allow || 0} · escalate ${b.escalate || 0} · block ${b.block || 0}`;
+      readout.textContent = `${fmtRowTime(ht * 1000)}  allow ${b.allow || 0} · escalate ${b.escalate || 0} · block ${b.block || 0}`;
     } else {
       readout.textContent = `10 min: ${fmtNum(sum.allow)} allow · ${fmtNum(sum.escalate)} escalate · ${fmtNum(sum.block)} block`;
     }
@@ -1770,7 +1743,7 @@
     const ht = S.hover.lat;
     if (ht != null) {
       const b = S.series.get(ht) || {};
-      readout.textContent = `${fmtTime(new Date(ht * 1000))}  p50 ${fmtMicros(b.p50_us)} · p99 ${fmtMicros(b.p99_us)}`;
+      readout.textContent = `${fmtRowTime(ht * 1000)}  p50 ${fmtMicros(b.p50_us)} · p99 ${fmtMicros(b.p99_us)}`;
     } else {
       const last = lastNonEmpty();
       readout.textContent = last ? `last: p50 ${fmtMicros(last.p50_us)} · p99 ${fmtMicros(last.p99_us)}` : '';

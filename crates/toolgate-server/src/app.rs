@@ -103,6 +103,21 @@ pub struct App {
     pub approval_changes: broadcast::Sender<crate::routing::ApprovalChange>,
     /// Signs and checks one-time approve/deny links.
     pub links: toolgate_channels::LinkSigner,
+    /// The control UI's sign-in codes and browser sessions.
+    pub sessions: crate::session::Sessions,
+    /// The session cookie's name (per port: browsers share cookies across
+    /// the ports of one host).
+    pub cookie: String,
+}
+
+/// How a browser proves a cookie-authenticated request is its own page's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CookieProof {
+    /// An API request: it must carry `X-Toolgate-Channel`.
+    ChannelHeader,
+    /// A WebSocket handshake, which cannot carry headers of its own: it
+    /// must carry an `Origin` naming this daemon.
+    Origin,
 }
 
 impl App {
@@ -116,6 +131,14 @@ impl App {
         fallback: Option<&str>,
         need: Role,
     ) -> Result<Principal, ApiError> {
+        if bearer(headers).is_none()
+            && fallback.is_none()
+            && let Some(secret) = crate::session::cookie(headers, &self.cookie)
+        {
+            return self
+                .from_session(headers, secret, CookieProof::ChannelHeader)
+                .await;
+        }
         let shared = self.tokens.authorize(headers, fallback, need);
         let presented = bearer(headers).or(fallback).map(str::trim);
         match (shared, presented) {
@@ -149,6 +172,59 @@ impl App {
             }
             (Err(e), _) => Err(e),
         }
+    }
+
+    /// The operator a browser session cookie signs in, after checking the
+    /// request is the daemon's own page's (`proof`) and, for a person, that
+    /// they are still an operator: removing one signs their browsers out.
+    pub async fn from_session(
+        &self,
+        headers: &HeaderMap,
+        secret: &str,
+        proof: CookieProof,
+    ) -> Result<Principal, ApiError> {
+        let proven = match proof {
+            CookieProof::ChannelHeader => headers.contains_key(crate::session::CHANNEL_HEADER),
+            CookieProof::Origin => headers.contains_key(axum::http::header::ORIGIN),
+        };
+        if !proven {
+            return Err(ApiError::forbidden(
+                "a request signed in by the browser cookie must come from the control UI (it \
+                 sends X-Toolgate-Channel); scripts and tools use `Authorization: Bearer <token>`",
+            ));
+        }
+        if let Some(why) = crate::session::cross_site(headers) {
+            return Err(ApiError::forbidden(format!(
+                "{why}: the control UI's session works only on the daemon's own page"
+            )));
+        }
+        let who = self
+            .sessions
+            .principal(secret, self.clock.now_ms())
+            .ok_or_else(|| {
+                ApiError::unauthorized(
+                    "this browser's session ended (signed out, 12 hours passed, or the daemon \
+                     restarted): sign in again with the link `toolgate ui` prints",
+                )
+            })?;
+        if who.person {
+            let (store, name) = (self.store.clone(), who.identity.clone());
+            let active = tokio::task::spawn_blocking(move || {
+                store
+                    .read_operators()
+                    .map(|ops| ops.iter().any(|o| o.active() && o.name == name))
+            })
+            .await
+            .map_err(|_| ApiError::internal("reading the operators failed"))??;
+            if !active {
+                self.sessions.end(secret);
+                return Err(ApiError::unauthorized(format!(
+                    "{} is no longer an operator here, so this browser was signed out",
+                    who.identity
+                )));
+            }
+        }
+        Ok(who)
     }
 
     /// Sends an event to every WebSocket client and waiter (none listening

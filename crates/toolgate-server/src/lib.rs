@@ -21,6 +21,7 @@ pub mod model_stage;
 pub mod records;
 pub mod reload;
 pub mod routing;
+pub mod session;
 pub mod stats;
 pub mod ui;
 pub mod waiting_agents;
@@ -177,7 +178,6 @@ impl Server {
                 (seq, toolgate_core::hex::hex(&hash))
             })),
             started_ms: now,
-            listen,
             shutdown: tokio::sync::watch::Sender::new(false),
             // Long polls may take at most half the connections, so operators
             // can always get in to resolve them.
@@ -193,8 +193,30 @@ impl Server {
             approval_changes: tokio::sync::broadcast::channel(1024).0,
             links: toolgate_channels::LinkSigner::new(&link_key)
                 .map_err(|e| StartError::State(format!("the link key: {e}")))?,
+            sessions: crate::session::Sessions::default(),
+            cookie: crate::session::cookie_name(&listen),
+            listen,
         });
         Ok(Server { app, listener })
+    }
+
+    /// A one-time link signing a browser into the control UI as the
+    /// administrator, for `toolgate serve` to print at start.
+    pub fn sign_in_link(&self) -> std::io::Result<String> {
+        let admin = crate::auth::Principal {
+            role: crate::auth::Role::Operator,
+            identity: toolgate_store::ADMIN.to_string(),
+            person: false,
+        };
+        let code = self
+            .app
+            .sessions
+            .mint_code(&admin, self.app.clock.now_ms())?;
+        Ok(format!(
+            "http://{}{}",
+            self.app.listen,
+            api::session::link_path(&code)
+        ))
     }
 
     /// The address actually bound (useful with port 0).
@@ -248,6 +270,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/decisions", get(api::read::decisions))
         .route("/v1/state", get(api::read::state))
         .route("/v1/whoami", get(api::read::whoami))
+        .route(
+            "/v1/session",
+            post(api::session::open).delete(api::session::close),
+        )
+        .route("/v1/session/links", post(api::session::mint))
         .route(
             "/v1/bypass",
             get(api::bypass::list).post(api::bypass::start),

@@ -1,7 +1,9 @@
 //! `GET /ws`: live events for operators. Browsers cannot put headers on a
-//! WebSocket, so the token may come as the first message instead.
+//! WebSocket, so a browser proves itself with its session cookie (and an
+//! `Origin` naming this daemon, against cross-site WebSocket hijacking), or
+//! sends the token as the first message.
 
-use crate::app::App;
+use crate::app::{App, CookieProof};
 use crate::auth::Role;
 use crate::error::ApiError;
 use axum::extract::State;
@@ -37,13 +39,25 @@ pub async fn ws(
             .into_response();
         }
     };
-    // A header token that is present but wrong is refused before upgrading.
-    let preauthorized = match crate::auth::bearer(&headers) {
-        Some(_) => match app.authenticate(&headers, None, Role::Operator).await {
+    // A header token or session cookie that is present but wrong is
+    // refused before upgrading.
+    let cookie = crate::session::cookie(&headers, &app.cookie);
+    let preauthorized = match (crate::auth::bearer(&headers), cookie) {
+        (Some(_), _) => match app.authenticate(&headers, None, Role::Operator).await {
             Ok(_) => true,
             Err(e) => return e.into_response(),
         },
-        None => false,
+        (None, Some(secret)) => match app
+            .from_session(&headers, secret, CookieProof::Origin)
+            .await
+        {
+            Ok(_) => true,
+            // A cookie left from a session that ended: the token may still
+            // come as the first message.
+            Err(e) if e.code == "unauthorized" => false,
+            Err(e) => return e.into_response(),
+        },
+        (None, None) => false,
     };
     upgrade
         .max_message_size(64 * 1024)

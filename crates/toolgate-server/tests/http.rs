@@ -1451,3 +1451,170 @@ async fn an_approval_says_while_an_agent_waits_on_it() {
         "still shown as waiting: {a}"
     );
 }
+
+/// Trades a sign-in code for the session cookie; returns `name=value`.
+async fn sign_in(d: &Daemon, code: &str) -> (StatusCode, Option<String>, Value) {
+    let resp = d
+        .http
+        .post(format!("{}/v1/session", d.url))
+        .header("X-Toolgate-Channel", "ui")
+        .body(json!({ "code": code }).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let cookie = resp
+        .headers()
+        .get("set-cookie")
+        .map(|v| v.to_str().unwrap().to_string());
+    if let Some(c) = &cookie {
+        assert!(
+            c.contains("HttpOnly") && c.contains("SameSite=Strict"),
+            "{c}"
+        );
+    }
+    let cookie = cookie.map(|c| c.split(';').next().unwrap().to_string());
+    (status, cookie, resp.json().await.unwrap())
+}
+
+/// A sign-in link's code, minted by `token`'s holder.
+async fn sign_in_code(d: &Daemon, token: &str) -> String {
+    let (s, v) = d.post("/v1/session/links", Some(token), "").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let path = v["path"].as_str().unwrap();
+    assert!(v["url"].as_str().unwrap().ends_with(path), "{v}");
+    path.strip_prefix("/#signin/").unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_sign_in_link_opens_one_browser_session_that_only_the_ui_can_use() {
+    let d = start(DEFAULT_POLICY).await;
+    // Only an operator may mint a link.
+    let (s, _) = d.post("/v1/session/links", Some(AGENT), "").await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, _) = d.post("/v1/session/links", None, "").await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+
+    let code = sign_in_code(&d, OPERATOR).await;
+    let (s, cookie, v) = sign_in(&d, &code).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["identity"], "operator");
+    let cookie = cookie.expect("a session cookie");
+    // The code works once.
+    let (s, again, v) = sign_in(&d, &code).await;
+    assert_eq!(
+        (s, again.is_none()),
+        (StatusCode::UNAUTHORIZED, true),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("toolgate ui")
+    );
+
+    let get = |headers: &[(&str, &str)]| {
+        let mut r = d.http.get(format!("{}/v1/approvals", d.url));
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        send(r, None)
+    };
+    let ui = [("Cookie", cookie.as_str()), ("X-Toolgate-Channel", "ui")];
+    assert_eq!(get(&ui).await.0, StatusCode::OK);
+    // Without the page's own header, or from another origin or site, the
+    // cookie counts for nothing.
+    assert_eq!(get(&ui[..1]).await.0, StatusCode::FORBIDDEN);
+    let port = d.url.rsplit(':').next().unwrap();
+    assert!(
+        cookie.starts_with(&format!("toolgate_session_{port}=")),
+        "{cookie}"
+    );
+    for (k, v) in [
+        ("Origin", "http://127.0.0.1:1"),
+        ("Origin", "null"),
+        ("Sec-Fetch-Site", "same-site"),
+        ("Sec-Fetch-Site", "cross-site"),
+    ] {
+        let (s, v) = get(&[ui[0], ui[1], (k, v)]).await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{k}: {v}");
+    }
+    let same_origin = format!("{}", d.url);
+    assert_eq!(
+        get(&[ui[0], ui[1], ("Origin", same_origin.as_str())])
+            .await
+            .0,
+        StatusCode::OK
+    );
+    // The cookie votes as the one who signed in.
+    let id = d.check(exec("git push origin main")).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = d
+        .http
+        .post(format!("{}/v1/approvals/{id}/approve", d.url))
+        .header("Cookie", cookie.as_str())
+        .header("X-Toolgate-Channel", "ui");
+    let (s, v) = send(r, None).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    // The WebSocket handshake carries the cookie; a cross-site page's
+    // handshake (another Origin) is refused before upgrading.
+    let ws_url = format!("{}/ws", d.url.replace("http://", "ws://"));
+    let handshake = |origin: &str| {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = ws_url.as_str().into_client_request().unwrap();
+        req.headers_mut().insert("Cookie", cookie.parse().unwrap());
+        req.headers_mut().insert("Origin", origin.parse().unwrap());
+        tokio_tungstenite::connect_async(req)
+    };
+    let (mut ws, _) = handshake(&d.url).await.unwrap();
+    assert_eq!(next_json(&mut ws).await["type"], "hello");
+    assert!(handshake("http://evil.example").await.is_err());
+
+    // Signing out ends the session for good.
+    let r = d
+        .http
+        .delete(format!("{}/v1/session", d.url))
+        .header("Cookie", cookie.as_str());
+    let (s, _) = send(r, None).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = get(&ui).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
+}
+
+#[tokio::test]
+async fn a_persons_browser_session_votes_as_them_until_they_are_removed() {
+    let d = start(DEFAULT_POLICY).await;
+    let dana = d.add_operator("dana");
+    let code = sign_in_code(&d, &dana).await;
+    let (_, cookie, v) = sign_in(&d, &code).await;
+    assert_eq!(
+        (v["identity"].as_str(), v["person"].as_bool()),
+        (Some("dana"), Some(true))
+    );
+    let cookie = cookie.unwrap();
+    let whoami = || {
+        let r = d
+            .http
+            .get(format!("{}/v1/whoami", d.url))
+            .header("Cookie", cookie.as_str())
+            .header("X-Toolgate-Channel", "ui");
+        send(r, None)
+    };
+    assert_eq!(whoami().await.1["identity"], "dana");
+    toolgate_store::remove_operator(&*d.store, &SystemClock, "dana", "test").unwrap();
+    let (s, v) = whoami().await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
+    // A sign-in without the page's header (a form posted by another site)
+    // is refused before the code is even looked at.
+    let code = sign_in_code(&d, OPERATOR).await;
+    let r = d
+        .http
+        .post(format!("{}/v1/session", d.url))
+        .body(json!({ "code": code }).to_string());
+    assert_eq!(send(r, None).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(sign_in(&d, &code).await.0, StatusCode::OK);
+}

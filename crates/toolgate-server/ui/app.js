@@ -34,6 +34,7 @@
   function freshState() {
     return {
       token: null,
+      signedIn: false, // by token (token set) or by the session cookie (token null)
       epoch: 0, // bumped on sign-in/out so late answers from an old session are dropped
       records: new Map(), // audit seq -> DecisionRecord
       order: [], // seqs, newest first
@@ -222,7 +223,10 @@
    */
   async function api(path, { method = 'GET', body, token = S.token } = {}) {
     // The channel is recorded on votes cast from here.
-    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json', 'X-Toolgate-Channel': 'ui' };
+    // Without a token the browser's session cookie signs the request in;
+    // X-Toolgate-Channel is what tells the daemon it is this page's.
+    const headers = { Accept: 'application/json', 'X-Toolgate-Channel': 'ui' };
+    if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let res;
     try {
@@ -231,7 +235,7 @@
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         cache: 'no-store',
-        credentials: 'omit',
+        credentials: token ? 'omit' : 'same-origin',
       });
     } catch (e) {
       throw new ApiError(0, 'network', `Cannot reach the toolgate daemon (${e.message}).`);
@@ -248,8 +252,8 @@
     if (!res.ok) {
       const err = (data && data.error) || {};
       const e = new ApiError(res.status, err.code || `http_${res.status}`, err.message || `HTTP ${res.status} ${res.statusText}`);
-      if (res.status === 401 && S.token && token === S.token) {
-        signOut(`The daemon no longer accepts this token (401: ${e.message}). Sign in again.`);
+      if (res.status === 401 && S.signedIn && token === S.token) {
+        signOut(S.token ? `The daemon no longer accepts this token (401: ${e.message}). Sign in again.` : e.message);
       }
       throw e;
     }
@@ -306,9 +310,38 @@
   }
 
   function signOut(message) {
+    const byCookie = S.signedIn && !S.token;
     sessionStorage.removeItem(TOKEN_KEY);
     stop();
     showLogin(message);
+    // The cookie is HttpOnly: only the daemon can end that session.
+    if (byCookie) api('v1/session', { method: 'DELETE', token: null }).catch(() => {});
+  }
+
+  /**
+   * Signs in with the one-time code of a link `toolgate ui` printed
+   * (#signin/<code>): the daemon answers with an HttpOnly session cookie,
+   * so every tab of this browser is signed in, deep links included.
+   */
+  async function signInWithCode(code) {
+    // The code works once: out of the address bar and the history at once.
+    history.replaceState(null, '', location.pathname + location.search);
+    try {
+      await api('v1/session', { method: 'POST', body: { code }, token: null });
+      start(null, null);
+    } catch (e) {
+      showLogin(e.message);
+    }
+  }
+
+  /** Resumes a cookie session if this browser has one; else the sign-in page. */
+  async function resumeSession() {
+    try {
+      await api('v1/whoami', { token: null });
+      start(null, null);
+    } catch (e) {
+      showLogin(e.status === 401 || e.status === 403 ? '' : e.message);
+    }
   }
 
   /** Stops timers and the socket and forgets everything loaded. */
@@ -338,7 +371,8 @@
   /** Shows the dashboard and starts loading and listening. */
   function start(token, initialState) {
     stop();
-    S.token = token;
+    S.token = token; // null: signed in by the session cookie
+    S.signedIn = true;
     $('login').hidden = true;
     $('app').hidden = false;
     showWhoami();
@@ -393,8 +427,11 @@
     }
     S.ws = ws;
     S.wsLastMessage = Date.now();
-    // Browsers cannot set headers on a WebSocket: the token is the first message.
-    ws.onopen = () => ws.send(JSON.stringify({ token: S.token }));
+    // Browsers cannot set headers on a WebSocket: the token is the first
+    // message, or the session cookie went with the handshake.
+    ws.onopen = () => {
+      if (S.token) ws.send(JSON.stringify({ token: S.token }));
+    };
     ws.onmessage = (ev) => {
       if (S.ws !== ws) return;
       S.wsLastMessage = Date.now();
@@ -411,7 +448,7 @@
       if (S.ws !== ws) return; // replaced or signed out
       S.ws = null;
       if (ev.code === 4401) {
-        signOut('The daemon refused this token on the live feed (4401). Sign in again.');
+        signOut(S.token ? 'The daemon refused this token on the live feed (4401). Sign in again.' : 'This browser\'s session ended (4401): sign in again with a link from `toolgate ui`.');
         return;
       }
       scheduleReconnect();
@@ -857,7 +894,7 @@
 
   /** GET /v1/approvals; overlapping calls collapse into one follow-up. */
   async function refreshApprovals() {
-    if (!S.token) return;
+    if (!S.signedIn) return;
     if (S.approvalsInFlight) {
       S.approvalsAgain = true;
       return;
@@ -1868,9 +1905,11 @@
     bindChartHover($('lat-chart'), 'lat');
     watchCanvasSize();
 
+    const signin = /^#signin\/([0-9a-f]{64})$/.exec(location.hash);
     const token = sessionStorage.getItem(TOKEN_KEY);
-    if (token) start(token, null);
-    else showLogin('');
+    if (signin) signInWithCode(signin[1]);
+    else if (token) start(token, null);
+    else resumeSession();
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

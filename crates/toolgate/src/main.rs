@@ -21,6 +21,7 @@ mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod state;
+mod ui_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -53,6 +54,8 @@ enum Command {
     McpProxy(mcp_proxy::McpProxyArgs),
     /// Run the daemon: HTTP API, live control UI, metrics.
     Serve(serve_cmd::ServeArgs),
+    /// Print a one-time link that signs a browser into the daemon's control UI.
+    Ui(ui_cmd::UiArgs),
     /// List, show, approve and deny pending approvals.
     Approvals {
         #[command(subcommand)]
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),
         Command::Serve(args) => serve_cmd::run(args, &cli.data),
+        Command::Ui(args) => ui_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
         Command::Install(args) => install_cmd::run(args, &cli.data),
         Command::Doctor(args) => doctor_cmd::run(args),

@@ -89,7 +89,20 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let served = runtime.block_on(async move {
         let server = Server::bind(config).await.map_err(|e| anyhow!("{e}"))?;
         let addr = server.local_addr()?;
-        announce(&addr, &tokens, &store.location(), args.policy.as_deref());
+        // A sign-in code is a credential: printed for a person at a
+        // terminal, never into a log file.
+        use std::io::IsTerminal;
+        let link = std::io::stderr()
+            .is_terminal()
+            .then(|| server.sign_in_link().ok())
+            .flatten();
+        announce(
+            &addr,
+            &tokens,
+            &store.location(),
+            args.policy.as_deref(),
+            link.as_deref(),
+        );
         server.run(shutdown_signal()).await?;
         Ok::<(), anyhow::Error>(())
     });
@@ -101,13 +114,24 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     Ok(())
 }
 
-fn announce(addr: &SocketAddr, tokens: &Tokens, store: &str, policy: Option<&std::path::Path>) {
+fn announce(
+    addr: &SocketAddr,
+    tokens: &Tokens,
+    store: &str,
+    policy: Option<&std::path::Path>,
+    sign_in: Option<&str>,
+) {
     let where_ = |s: &TokenSource| match s {
         TokenSource::Env(v) => format!("from ${v}"),
         TokenSource::File(p) => p.display().to_string(),
     };
     eprintln!("toolgate serve: listening on http://{addr}");
-    eprintln!("  control UI     http://{addr}/  (sign in with the operator token)");
+    match sign_in {
+        Some(link) => eprintln!(
+            "  control UI     {link}  (signs this browser in; works once, for 15 minutes; `toolgate ui` prints another)"
+        ),
+        None => eprintln!("  control UI     http://{addr}/  (`toolgate ui` prints a sign-in link)"),
+    }
     eprintln!("  agent token    {}", where_(&tokens.agent_source));
     eprintln!("  operator token {}", where_(&tokens.operator_source));
     eprintln!("  state          {store}");

@@ -10,6 +10,7 @@ pub mod check;
 pub mod hooks;
 pub mod knowledge;
 pub mod read;
+pub mod session;
 
 use crate::error::ApiError;
 use axum::body::Body;

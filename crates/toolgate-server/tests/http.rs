@@ -1540,11 +1540,8 @@ async fn a_sign_in_link_opens_one_browser_session_that_only_the_ui_can_use() {
         let (s, v) = get(&[ui[0], ui[1], (k, v)]).await;
         assert_eq!(s, StatusCode::FORBIDDEN, "{k}: {v}");
     }
-    let same_origin = format!("{}", d.url);
     assert_eq!(
-        get(&[ui[0], ui[1], ("Origin", same_origin.as_str())])
-            .await
-            .0,
+        get(&[ui[0], ui[1], ("Origin", d.url.as_str())]).await.0,
         StatusCode::OK
     );
     // The cookie votes as the one who signed in.

@@ -46,7 +46,9 @@
       expanded: new Set(), // seqs whose JSON is open
       pendingLive: [], // decision events waiting for the next animation frame
       liveOverflow: false, // some queued events were dropped (hidden tab)
-      approvals: [], // ApprovalView list, newest first
+      approvals: [], // ApprovalView list, most urgent first
+      groups: new Map(), // lead approval id -> ids of the identical calls it stands for
+      leadOf: new Map(), // approval id -> its group's lead
       approvalMsgs: new Map(), // id -> {kind, text}, survives re-renders
       approvalsInFlight: false,
       approvalsAgain: false,
@@ -954,8 +956,8 @@
 
   /**
    * Keyboard: j / k move between approval cards, a approves and d denies
-   * the focused one (with the reason typed in it), Escape leaves the
-   * reason field. Ignored while typing anywhere else.
+   * the focused one (with the reason typed in it) and moves on to the next,
+   * Escape leaves the reason field. Ignored while typing anywhere else.
    */
   let focusedApproval = null;
   function focusApproval(id) {
@@ -983,7 +985,10 @@
       const a = S.approvals.find((x) => x.id === focusedApproval);
       if (!a || a.state !== 'pending') return;
       ev.preventDefault();
+      // Like a mail inbox: once voted, the next card has the keyboard.
+      const next = ids[at + 1] || ids[at - 1] || null;
       vote(focusedApproval, ev.key === 'a');
+      focusApproval(next);
     } else {
       return;
     }
@@ -998,8 +1003,9 @@
     const list = $('approval-list');
     const seen = new Set();
     let prev = null;
+    groupIdentical();
     for (const a of S.approvals) {
-      if (!a || !a.id) continue;
+      if (!a || !a.id || !S.groups.has(a.id)) continue;
       seen.add(a.id);
       let card = approvalCards.get(a.id);
       if (!card) {
@@ -1019,6 +1025,7 @@
       }
     }
     const pending = S.approvals.filter((a) => a.state === 'pending').length;
+    placeInbox(pending > 0);
     $('approvals-empty').hidden = S.approvals.length > 0;
     const pill = $('approvals-count');
     pill.textContent = String(S.approvals.length);
@@ -1032,13 +1039,53 @@
   }
 
   /**
+   * The same call asked for again and again (an agent retrying, several
+   * sessions doing the same thing) is one card with a count, voted on at
+   * once: identical means the same state, risk, tool, call text, working
+   * directory and agent. The most urgent of them leads; S.groups maps each
+   * lead to every id in its group, S.leadOf each id to its lead.
+   */
+  function groupIdentical() {
+    S.groups = new Map();
+    S.leadOf = new Map();
+    const byKey = new Map();
+    for (const a of S.approvals) {
+      if (!a || !a.id) continue;
+      const call = a.call || {};
+      const key = a.state === 'pending'
+        ? JSON.stringify([a.state, a.risk, call.tool, approvalCallText(a), a.cwd || call.cwd || '', a.agent || call.agent || ''])
+        : a.id; // approved calls each wait for their own retry
+      const lead = byKey.get(key);
+      if (lead) {
+        S.groups.get(lead).push(a.id);
+        S.leadOf.set(a.id, lead);
+      } else {
+        byKey.set(key, a.id);
+        S.groups.set(a.id, [a.id]);
+        S.leadOf.set(a.id, a.id);
+      }
+    }
+  }
+
+  /**
+   * While anything waits for a person, the inbox is the main view (top of
+   * the main column, full width); otherwise it sits in the side column.
+   */
+  function placeInbox(main) {
+    const card = document.querySelector('.approvals-card');
+    const home = main ? document.querySelector('.col-main') : document.querySelector('.col-side');
+    if (card.parentElement !== home) home.prepend(card);
+    card.classList.toggle('inbox-main', main);
+  }
+
+  /**
    * A decision's approve_url ends in #approval/<id>: bring that card into
    * view once it is on the page, and mark it so the operator sees which.
    */
   let linkedShown = null;
   function showLinkedApproval() {
     const m = /^#approval\/([0-9a-f]{32})$/.exec(location.hash);
-    const id = m ? m[1] : null;
+    const id = m ? (S.leadOf && S.leadOf.get(m[1])) || m[1] : null;
     for (const [cid, card] of approvalCards) card.el.classList.toggle('linked', cid === id);
     if (!id || linkedShown === id) return;
     const card = approvalCards.get(id);
@@ -1058,6 +1105,8 @@
     refs.state = h('span', { class: 'badge badge-state' });
     refs.countdown = h('span', { class: 'countdown' });
     refs.waiting = h('span', { class: 'badge badge-waiting', 'data-testid': `waiting-${id}`, hidden: true });
+    refs.count = h('span', { class: 'badge badge-count', 'data-testid': `count-${id}`, hidden: true });
+    refs.members = h('p', { class: 'approval-members small muted', hidden: true });
     refs.cmd = h('pre', { class: 'cmd', 'aria-label': 'Call to approve' });
     refs.reason = h('p', { class: 'approval-reason' });
     refs.meta = h('dl', { class: 'approval-meta' });
@@ -1092,8 +1141,9 @@
     const el = h(
       'article',
       { class: 'approval new', 'data-testid': `approval-${id}`, dataset: { approvalId: id }, 'aria-label': `Approval ${id}` },
-      h('div', { class: 'approval-head' }, refs.risk, refs.state, refs.waiting, h('span', { class: 'approval-id mono', title: id }, id), refs.countdown),
+      h('div', { class: 'approval-head' }, refs.risk, refs.state, refs.count, refs.waiting, h('span', { class: 'approval-id mono', title: id }, id), refs.countdown),
       refs.cmd,
+      refs.members,
       refs.reason,
       refs.meta,
       refs.votes,
@@ -1165,6 +1215,21 @@
     } else {
       delete refs.countdown.dataset.deadline;
     }
+
+    const group = (S.groups && S.groups.get(a.id)) || [a.id];
+    const n = group.length;
+    refs.count.hidden = n < 2;
+    refs.count.textContent = `× ${n}`;
+    refs.count.title = `${n} identical calls, voted on together`;
+    refs.members.hidden = n < 2;
+    refs.members.textContent = n < 2 ? '' : `${n} identical calls are waiting (sessions: ${[
+      ...new Set(group.map((gid) => {
+        const g = S.approvals.find((x) => x.id === gid);
+        return (g && (g.session || (g.call && g.call.session))) || '–';
+      })),
+    ].join(', ')}); Approve and Deny vote on all of them.`;
+    refs.approve.textContent = card.busy ? refs.approve.textContent : n > 1 ? `Approve ${n}` : 'Approve';
+    refs.deny.textContent = card.busy ? refs.deny.textContent : n > 1 ? `Deny ${n}` : 'Deny';
 
     const canVote = a.state === 'pending';
     refs.actions.hidden = !canVote;
@@ -1274,13 +1339,20 @@
     card.refs.deny.disabled = true;
     (approve ? card.refs.approve : card.refs.deny).textContent = approve ? 'Approving…' : 'Denying…';
     const epoch = S.epoch;
+    // A group card votes on every identical call it stands for, lead last
+    // so the card's own message is the lead's.
+    const group = ((S.groups && S.groups.get(id)) || [id]).filter((g) => g !== id).concat([id]);
     let msg;
     try {
-      const res = await api(`v1/approvals/${encodeURIComponent(id)}/${approve ? 'approve' : 'deny'}`, { method: 'POST', body });
-      if (epoch !== S.epoch) return;
+      let res;
+      for (const gid of group) {
+        res = await api(`v1/approvals/${encodeURIComponent(gid)}/${approve ? 'approve' : 'deny'}`, { method: 'POST', body });
+        if (epoch !== S.epoch) return;
+        if (res && res.approval) replaceApproval(res.approval);
+      }
       msg = outcomeMessage(res);
+      if (group.length > 1) msg = { ...msg, text: `${group.length} identical calls: ${msg.text}` };
       card.refs.input.value = '';
-      if (res && res.approval) replaceApproval(res.approval);
     } catch (e) {
       if (epoch !== S.epoch || e.status === 401) return;
       if (e.status === 409) msg = { kind: 'error', text: `Refused: ${e.message}` };
@@ -1289,8 +1361,6 @@
       else msg = { kind: 'error', text: `${approve ? 'Approve' : 'Deny'} failed: ${e.message}` };
     }
     card.busy = false;
-    card.refs.approve.textContent = 'Approve';
-    card.refs.deny.textContent = 'Deny';
     if (msg) S.approvalMsgs.set(id, msg);
     renderApprovals();
     refreshApprovals();

@@ -42,7 +42,7 @@ test('a sign-in link signs the browser in, once, and deep links open signed in i
 
   // An approval's deep link, opened in a new tab, shows that card.
   const session = `link-${crypto.randomBytes(4).toString('hex')}`;
-  const d = await check({ tool: 'exec', params: { command: 'git push origin main' }, session });
+  const d = await check({ tool: 'exec', params: { command: `ssh ${session} systemctl restart web` }, session });
   expect(d.decision).toBe('escalate');
   const tab = await context.newPage();
   await tab.goto(`${BASE}/#approval/${d.approval.id}`);
@@ -65,4 +65,70 @@ test('a sign-in link signs the browser in, once, and deep links open signed in i
   await expect(page.locator('#login')).toBeVisible();
   await tab.reload();
   await expect(tab.locator('#login')).toBeVisible();
+});
+
+/** An agent's call that waits up to `wait` for a person; resolves to its Decision. */
+function checkAndWait(call, wait = '60s') {
+  return fetch(`${BASE}/v1/check?wait=${wait}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${AGENT}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(call),
+  }).then((res) => res.json());
+}
+
+test('fifteen pending calls: the inbox leads, identical ones are one card, most urgent first, the keyboard approves', async ({ page }) => {
+  const run = crypto.randomBytes(3).toString('hex');
+  await page.goto(await signInLink());
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+
+  // Six sessions force-push the same branch (R4), eight restart a service on
+  // eight hosts (R3), and one more waits for an answer right now.
+  const force = `git push --force origin main-${run}`;
+  for (let i = 0; i < 6; i++) {
+    const d = await check({ tool: 'exec', params: { command: force }, session: `${run}-force-${i}` });
+    expect(d.decision).toBe('escalate');
+  }
+  for (let i = 0; i < 8; i++) {
+    const d = await check({ tool: 'exec', params: { command: `ssh prod-${run}-${i} systemctl restart web` }, session: `${run}-push-${i}` });
+    expect(d.decision).toBe('escalate');
+  }
+  const waited = `ssh waiting-${run} systemctl restart web`;
+  const waiting = checkAndWait({ tool: 'exec', params: { command: waited }, session: `${run}-wait` });
+
+  const cards = page.locator('[data-testid^="approval-"]').filter({ hasText: run });
+  // 15 calls, 10 cards: the six identical ones are one.
+  await expect(cards).toHaveCount(10);
+  // The inbox is the main view while anything is pending.
+  await expect(page.locator('.col-main > .approvals-card')).toBeVisible();
+
+  // Most urgent first: the agent waiting now, then R4, then R3.
+  const texts = await cards.locator('pre.cmd').allTextContents();
+  expect(texts[0]).toBe(waited);
+  await expect(cards.first()).toContainText('agent waiting');
+  expect(texts[1]).toBe(force);
+  expect(texts.slice(2).every((t) => t.startsWith(`ssh prod-${run}-`))).toBe(true);
+  // Pinned by id: the order changes as cards are approved.
+  const group = page.getByTestId(await cards.nth(1).getAttribute('data-testid'));
+  await expect(group.locator('[data-testid^="count-"]')).toHaveText('× 6');
+  await expect(group.getByRole('button', { name: /^Approve [0-9a-f]{32}$/ })).toHaveText('Approve 6');
+
+  // The keyboard: j to the first card, a approves the agent that waits.
+  await page.locator('body').click({ position: { x: 2, y: 2 } });
+  const first = page.getByTestId(await cards.first().getAttribute('data-testid'));
+  await page.keyboard.press('j');
+  await expect(first).toHaveClass(/\bfocused\b/);
+  await page.keyboard.press('a');
+  const answer = await waiting;
+  expect(answer.decision).toBe('allow');
+
+  // The keyboard moves on to the group; a votes on all six identical calls
+  // (R4 needs two people under the default policy: each has one vote now).
+  await expect(group).toHaveClass(/\bfocused\b/);
+  await page.keyboard.press('a');
+  await expect(group.locator('.approval-msg')).toContainText('6 identical calls: Vote recorded: 1 of 2');
+  const votes = async () => {
+    const open = await (await fetch(`${BASE}/v1/approvals`, { headers: { Authorization: `Bearer ${OPERATOR}` } })).json();
+    return open.approvals.filter((a) => a.summary === force).map((a) => `${a.state} ${a.have}/${a.need}`);
+  };
+  await expect.poll(votes).toEqual(Array(6).fill('pending 1/2'));
 });

@@ -72,7 +72,13 @@ export TOOLGATE_PERSON_TOKEN
 TOOLGATE_PERSON_TOKEN="$("$bin" --data-dir "$data_dir/data" operators add e2e-alice --json |
   node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).token))')"
 
-"$bin" serve --listen "127.0.0.1:$port" --data-dir "$data_dir/data" >"$log" 2>&1 &
+# The daemon's own HOME, so the knowledge layer's default SOP directory
+# (~/.config/toolgate/sop) is this run's, empty, and panels.spec.js may
+# write SOPs there; never the caller's.
+export TOOLGATE_E2E_HOME="$data_dir/home"
+mkdir -p "$TOOLGATE_E2E_HOME"
+
+HOME="$TOOLGATE_E2E_HOME" "$bin" serve --listen "127.0.0.1:$port" --data-dir "$data_dir/data" >"$log" 2>&1 &
 daemon=$!
 
 # Wait until it answers an operator request (at most 30 s).

@@ -91,6 +91,7 @@ pub fn lift(
         class,
         reason: format!("bypassed ({note})"),
         rule: Some(BYPASS_RULE.to_string()),
+        command: None,
     });
     if a.decision.decision == Verdict::Allow {
         a.decision = Decision::new(

@@ -24,6 +24,10 @@ pub struct LayerVerdict {
     pub reason: String,
     /// The policy rule or catalogue entry behind it, if any.
     pub rule: Option<String>,
+    /// The sub-command it is about, as the analyzer read it (program and
+    /// arguments), when the call is a shell command; for showing a person
+    /// which part of a compound command triggered it.
+    pub command: Option<String>,
 }
 
 /// The `rule` of the risk layer's verdict when the clarity × stakes score
@@ -92,6 +96,7 @@ struct Concern {
     layer: Layer,
     reason: String,
     rule: Option<String>,
+    command: Option<String>,
 }
 
 impl Concern {
@@ -211,6 +216,7 @@ impl Engine {
                 class: RiskClass::R4,
                 reason: reason.clone(),
                 rule: Some("profile".to_string()),
+                command: None,
             });
             return self.finish(
                 n,
@@ -245,6 +251,7 @@ impl Engine {
                         layer,
                         reason,
                         rule: Some(rule.to_string()),
+                        command: None,
                     });
                 }
                 None => {}
@@ -262,6 +269,7 @@ impl Engine {
                 class: RiskClass::R0,
                 reason: reason.clone(),
                 rule: None,
+                command: None,
             });
             return self.finish(n, verdicts, None, RiskClass::R0, 1, Layer::Policy, reason);
         }
@@ -291,6 +299,7 @@ impl Engine {
                 layer: Layer::Policy,
                 reason: format!("{why}, so it cannot be checked before it runs"),
                 rule: None,
+                command: None,
             });
             class = class.max(RiskClass::R3);
         }
@@ -305,6 +314,7 @@ impl Engine {
                 class: c.class,
                 reason: c.reason.clone(),
                 rule: c.rule.clone(),
+                command: c.command.clone(),
             });
             // A lifted layer's finding is recorded and decides nothing.
             if !lifted.contains(&c.layer) && top.as_ref().is_none_or(|t| c.key() > t.key()) {
@@ -328,6 +338,7 @@ impl Engine {
                 layer: Layer::Risk,
                 reason,
                 rule: Some(THRESHOLD_RULE.to_string()),
+                command: None,
             };
             verdicts.push(LayerVerdict {
                 layer: Layer::Risk,
@@ -335,6 +346,7 @@ impl Engine {
                 class,
                 reason: c.reason.clone(),
                 rule: c.rule.clone(),
+                command: c.command.clone(),
             });
             decided = Some(c);
         }
@@ -387,6 +399,7 @@ impl Engine {
                 layer: Layer::Exec,
                 reason: format!("{} call has no command to check", n.tool),
                 rule: None,
+                command: None,
             };
             return (vec![c], RiskClass::R3, 10);
         };
@@ -443,7 +456,8 @@ impl Engine {
             if let Some(f) = worst {
                 raise(self.finding_concern(&shown, f, Layer::Exec, |r| r.matches_exec_strict(cmd)));
             }
-            if let Some(c) = cmd_concern {
+            if let Some(mut c) = cmd_concern {
+                c.command = Some(cmd.display());
                 concerns.push(c);
             }
         }
@@ -457,6 +471,7 @@ impl Engine {
                     o.reason, o.snippet
                 ),
                 rule: None,
+                command: Some(o.snippet.clone()),
             });
             class = class.max(RiskClass::R3);
         }
@@ -507,6 +522,7 @@ impl Engine {
                 layer: Layer::Risk,
                 reason: format!("{name} writes a file but names no path toolgate can check"),
                 rule: None,
+                command: None,
             });
         }
         let mut clarity = base_clarity(n.kind);
@@ -545,6 +561,7 @@ impl Engine {
                     layer: Layer::Policy,
                     reason: format!("{subject} matches the {name} rule {}", rule.text()),
                     rule: Some(rule.text().to_string()),
+                    command: None,
                 });
             }
         }
@@ -580,6 +597,7 @@ impl Engine {
                     rule.text()
                 ),
                 rule: Some(rule.text().to_string()),
+                command: None,
             },
             None => Concern {
                 verdict: f.verdict,
@@ -587,6 +605,7 @@ impl Engine {
                 layer,
                 reason: format!("{subject} {}", f.reason),
                 rule: Some(f.rule.clone()),
+                command: None,
             },
         }
     }

@@ -1615,3 +1615,30 @@ async fn a_persons_browser_session_votes_as_them_until_they_are_removed() {
     assert_eq!(send(r, None).await.0, StatusCode::FORBIDDEN);
     assert_eq!(sign_in(&d, &code).await.0, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn an_approval_lists_every_finding_with_the_sub_command_it_is_about() {
+    let d = start(DEFAULT_POLICY).await;
+    let v = d
+        .check(exec(
+            "echo hi && git push --force origin main; ssh prod systemctl restart web",
+        ))
+        .await;
+    let id = v["approval"]["id"].as_str().unwrap();
+    let (s, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(s, StatusCode::OK, "{a}");
+    let findings: Vec<(&str, &str)> = a["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (f["risk"].as_str().unwrap(), f["command"].as_str().unwrap()))
+        .collect();
+    // Strongest first; the harmless `echo` is not a finding.
+    assert_eq!(
+        findings,
+        [
+            ("R4", "git push --force origin main"),
+            ("R3", "systemctl restart web")
+        ]
+    );
+}

@@ -1109,6 +1109,7 @@
     refs.members = h('p', { class: 'approval-members small muted', hidden: true });
     refs.cmd = h('pre', { class: 'cmd', 'aria-label': 'Call to approve' });
     refs.reason = h('p', { class: 'approval-reason' });
+    refs.findings = h('ul', { class: 'findings', 'data-testid': `findings-${id}`, hidden: true });
     refs.meta = h('dl', { class: 'approval-meta' });
     refs.votes = h('div', { class: 'votes' });
     refs.deliveries = h('div', { class: 'deliveries small muted', 'data-testid': `deliveries-${id}` });
@@ -1145,6 +1146,7 @@
       refs.cmd,
       refs.members,
       refs.reason,
+      refs.findings,
       refs.meta,
       refs.votes,
       refs.deliveries,
@@ -1167,6 +1169,55 @@
   }
 
   /**
+   * Writes the call into `pre` with the sub-commands that findings name
+   * marked, so the operator sees which part of a compound command (`ls &&
+   * rm -rf ~`) triggered the hold. A finding's command is the analyzer's
+   * reading (argument words, quotes removed); it is found in the text as
+   * the same run of whitespace-separated words, quotes and shell
+   * punctuation aside. What cannot be found is not marked.
+   */
+  function showFlagged(pre, text, findings) {
+    // Each word with the offsets of its bare part (quotes and punctuation
+    // at its edges are matched around, never marked).
+    const tokens = [...text.matchAll(/\S+/g)].map((m) => {
+      const lead = m[0].length - m[0].replace(LEADING_PUNCT, '').length;
+      const trail = m[0].length - m[0].replace(TRAILING_PUNCT, '').length;
+      return { start: m.index + lead, end: m.index + m[0].length - trail, word: bare(m[0]) };
+    });
+    const spans = [];
+    for (const f of findings) {
+      if (!f || typeof f.command !== 'string') continue;
+      const words = f.command.split(/\s+/).map(bare).filter(Boolean);
+      if (!words.length) continue;
+      for (let i = 0; i + words.length <= tokens.length; i++) {
+        if (words.every((w, k) => tokens[i + k].word === w)) {
+          spans.push({ start: tokens[i].start, end: tokens[i + words.length - 1].end, title: f.reason, risk: f.risk });
+          break;
+        }
+      }
+    }
+    spans.sort((x, y) => x.start - y.start);
+    const parts = [];
+    let at = 0;
+    for (const sp of spans) {
+      if (sp.start < at) continue; // overlapping: the first one wins
+      parts.push(text.slice(at, sp.start));
+      parts.push(h('mark', { class: `flagged risk-${sp.risk || ''}`, title: sp.title || '' }, text.slice(sp.start, sp.end)));
+      at = sp.end;
+    }
+    parts.push(text.slice(at));
+    pre.replaceChildren(...parts);
+  }
+
+  const LEADING_PUNCT = /^[('"`{]+/;
+  const TRAILING_PUNCT = /[)'"`};&|]+$/;
+
+  /** A word without the quotes and shell punctuation around it. */
+  function bare(word) {
+    return String(word).replace(LEADING_PUNCT, '').replace(TRAILING_PUNCT, '');
+  }
+
+  /**
    * Control characters (but newline and tab) and bidirectional-text
    * controls as visible escapes: text an agent chose must not reorder or
    * hide part of what the operator approves.
@@ -1185,8 +1236,24 @@
     refs.risk.replaceWith((refs.risk = riskTag(a.risk)));
     refs.state.textContent = a.state || '?';
     refs.state.className = `badge badge-state ${a.state || ''}`;
-    refs.cmd.textContent = approvalCallText(a);
+    const findings = Array.isArray(a.findings) ? a.findings : [];
+    showFlagged(refs.cmd, approvalCallText(a), findings);
     refs.reason.textContent = a.reason || '';
+    // Every finding, when there is more than the one the reason names.
+    refs.findings.hidden = findings.length < 2;
+    refs.findings.replaceChildren(
+      ...(findings.length < 2
+        ? []
+        : findings.map((f) =>
+            h(
+              'li',
+              { class: `finding ${f.verdict}` },
+              riskTag(f.risk),
+              h('span', { class: 'finding-layer' }, f.layer),
+              h('span', null, shownWhole(f.reason)),
+            ),
+          )),
+    );
     refs.json.textContent = prettyJson(a.call);
 
     const call = a.call || {};

@@ -9,7 +9,8 @@ use crate::operator::{approval_event, expire_quietly};
 use crate::{StoreError, Tx};
 use serde_json::Value;
 use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, Terms, relay_identity, requirement, unbindable_number,
+    Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, requirement,
+    unbindable_number,
 };
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::engine::Assessment;
@@ -156,6 +157,7 @@ impl Gate {
             usable_until_ms: None,
             resolved_ms: None,
             resolution: None,
+            findings: findings(assessment),
         };
         tx.put_approval(&a)?;
         events.push(approval_event(trace, now, AuditKind::ApprovalCreated, &a));
@@ -166,6 +168,34 @@ impl Gate {
             events,
         })
     }
+}
+
+/// Every finding that escalated or blocked the call, strongest first,
+/// redacted: what the people asked to approve it read.
+fn findings(assessment: &Assessment) -> Vec<ApprovalFinding> {
+    let mut out: Vec<ApprovalFinding> = assessment
+        .verdicts
+        .iter()
+        .filter(|v| v.verdict != Verdict::Allow)
+        .map(|v| ApprovalFinding {
+            layer: v.layer,
+            verdict: v.verdict,
+            risk: v.class,
+            reason: redact_text(&v.reason).into_owned(),
+            rule: v.rule.clone(),
+            command: v.command.as_deref().map(|c| redact_text(c).into_owned()),
+        })
+        .collect();
+    out.sort_by_key(|f| std::cmp::Reverse((f.verdict == Verdict::Block, f.risk)));
+    // The same finding reached twice (one command judged in two working
+    // directories) is listed once.
+    let mut once: Vec<ApprovalFinding> = Vec::with_capacity(out.len());
+    for f in out {
+        if !once.contains(&f) {
+            once.push(f);
+        }
+    }
+    once
 }
 
 /// The decision answering a relay call.

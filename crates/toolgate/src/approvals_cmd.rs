@@ -282,6 +282,18 @@ pub(crate) fn print_view(v: &ApprovalView, now: i64) {
     println!("risk       {}", a.risk);
     println!("call       {}", visible(&a.summary));
     println!("why        {}", visible(&a.reason));
+    // Every finding, when there is more than the one `why` names.
+    if a.findings.len() > 1 {
+        for (i, f) in a.findings.iter().enumerate() {
+            let label = if i == 0 { "findings" } else { "" };
+            println!(
+                "{label:<10} {} {}: {}",
+                f.risk,
+                f.layer.as_str(),
+                visible_line(&f.reason)
+            );
+        }
+    }
     if let Some(r) = &a.requester {
         println!(
             "requester  {} (cannot approve it)",

@@ -825,3 +825,30 @@ fn approvals_show_an_agents_escape_sequences_as_text() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `approvals show` lists every finding of a compound call, not only the
+/// strongest one its `why` line names.
+#[test]
+fn approvals_show_lists_every_finding() {
+    let dir = fresh_data_dir();
+    let call = r#"{"tool":"exec","params":{"command":"git push --force origin main; ssh prod systemctl restart web"}}"#;
+    let d = json(&toolgate_in(&dir, &["check"], call));
+    let id = d["approval"]["id"].as_str().unwrap().to_string();
+    let out = toolgate_in(&dir, &["approvals", "show", &id], "");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let findings: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("findings"))
+        .take(2)
+        .collect();
+    assert_eq!(findings.len(), 2, "{text}");
+    assert!(
+        findings[0].contains("R4 exec: `git push --force origin main`"),
+        "{text}"
+    );
+    assert!(
+        findings[1].contains("R3 exec: `systemctl restart web`"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

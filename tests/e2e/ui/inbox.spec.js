@@ -132,3 +132,20 @@ test('fifteen pending calls: the inbox leads, identical ones are one card, most 
   };
   await expect.poll(votes).toEqual(Array(6).fill('pending 1/2'));
 });
+
+test('the sub-commands that triggered the hold are marked and every finding is listed', async ({ page }) => {
+  const run = crypto.randomBytes(3).toString('hex');
+  await page.goto(await signInLink());
+  const command = `echo ${run} && git push --force origin main; ssh prod-${run} systemctl restart web`;
+  const d = await check({ tool: 'exec', params: { command }, session: `${run}-flag` });
+  expect(d.decision).toBe('escalate');
+  const card = page.getByTestId(`approval-${d.approval.id}`);
+  await expect(card.locator('pre.cmd')).toHaveText(command); // the whole call, unchanged
+  await expect(card.locator('pre.cmd mark.flagged')).toHaveText(['git push --force origin main', 'systemctl restart web']);
+  const findings = card.getByTestId(`findings-${d.approval.id}`).locator('li');
+  await expect(findings).toHaveCount(2);
+  await expect(findings.nth(0)).toContainText('R4');
+  await expect(findings.nth(0)).toContainText('force-pushes');
+  await expect(findings.nth(1)).toContainText('R3');
+  await expect(findings.nth(1)).toContainText('system service');
+});

@@ -2,7 +2,7 @@
 
 use super::binding::{ApprovalId, BindingHash};
 use super::quorum::{ApproverKind, QuorumRule, Tally, tally};
-use crate::model::RiskClass;
+use crate::model::{Layer, RiskClass, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -60,6 +60,27 @@ impl fmt::Display for ApprovalState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Something a layer found that made the call need a person: what the
+/// people asked to approve it see, every one of them, not only the worst.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalFinding {
+    /// The layer that found it.
+    pub layer: Layer,
+    /// What that layer said.
+    pub verdict: Verdict,
+    /// The risk class it saw.
+    pub risk: RiskClass,
+    /// Why, in a sentence (redacted).
+    pub reason: String,
+    /// The policy rule or catalogue entry behind it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The sub-command it is about (program and arguments as read, redacted),
+    /// so a person sees which part of a compound command triggered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// One approval: a request to run one exact call once.
@@ -123,6 +144,10 @@ pub struct Approval {
     /// Who or what resolved it, in words (`approved by alice, bob`).
     #[serde(default)]
     pub resolution: Option<String>,
+    /// What made the call need approval, when it was created: every
+    /// escalating or blocking finding, strongest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<ApprovalFinding>,
 }
 
 impl Approval {

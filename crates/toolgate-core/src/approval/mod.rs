@@ -15,7 +15,8 @@ pub use binding::{
     ApprovalId, BindingHash, IdError, binding_hash, exact_integers, unbindable_number,
 };
 pub use lifecycle::{
-    Approval, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity, same_identity,
+    Approval, ApprovalFinding, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity,
+    same_identity,
 };
 pub use quorum::{ApproverKind, InsufficientFactors, QuorumRule, Tally, requirement, tally};
 

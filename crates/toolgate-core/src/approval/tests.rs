@@ -319,6 +319,7 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
         usable_until_ms: None,
         resolved_ms: None,
         resolution: None,
+        findings: Vec::new(),
     }
 }
 

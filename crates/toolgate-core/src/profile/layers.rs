@@ -115,6 +115,7 @@ fn verdict(layer: Layer, v: Verdict, class: RiskClass, rule: &str, reason: Strin
         class,
         reason,
         rule: Some(rule.to_string()),
+        command: None,
     }
 }
 

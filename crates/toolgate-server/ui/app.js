@@ -56,6 +56,7 @@
       latestT: 0,
       server: null, // last GET /v1/state
       serverAt: 0, // Date.now() when it arrived (uptime ticks locally)
+      approvalsLoaded: false, // S.approvals came from the daemon at least once
       totals: { allow: 0, block: 0, escalate: 0 },
       totalsFrom: Infinity, // stats buckets from this second on are not in the totals yet
       tools: new Set(), // tool names seen, offered in the filter box
@@ -145,6 +146,19 @@
   function badge(decision) {
     const d = DECISIONS.has(decision) ? decision : 'state';
     return h('span', { class: `badge badge-${d}` }, decision || '?');
+  }
+
+  /**
+   * A knowledge hold: the call waits until the agent acknowledges what it
+   * was shown (a retry or `toolgate knowledge ack`); recorded as a block,
+   * it is not a refusal, so it is not shown as one.
+   */
+  function isHold(r) {
+    return r.decision === 'block' && r.layer === 'knowledge';
+  }
+
+  function holdBadge() {
+    return h('span', { class: 'badge badge-hold', title: 'Held until the agent acknowledges the knowledge it was shown' }, 'hold');
   }
 
   function riskTag(risk) {
@@ -773,9 +787,10 @@
         dataset: { seq: String(r.seq), decision: String(r.decision || '') },
       },
       h('td', { class: 'time', title: r.ts || '' }, fmtRowTime(r.ts)),
-      h('td', null, badge(r.decision)),
+      h('td', null, isHold(r) ? holdBadge() : badge(r.decision)),
       h('td', null, riskTag(r.risk)),
       h('td', { title: r.tool || '' }, r.tool || ''),
+      h('td', { class: 'agent', title: [r.agent, r.session && `session ${r.session}`].filter(Boolean).join(' · ') }, shownWhole(r.agent || '–')),
       h('td', { class: 'call', title: summary }, summary),
       h('td', { class: 'layer' }, r.layer || ''),
       h('td', { class: 'reason', title: r.reason || '' }, r.reason || ''),
@@ -800,7 +815,7 @@
       { class: 'detail', dataset: { seq: String(r.seq) } },
       h(
         'td',
-        { colspan: '7' },
+        { colspan: '8' },
         h('div', { class: 'detail-meta' }, meta),
         r.reason ? h('p', { class: 'detail-reason' }, r.reason) : null,
         h('pre', { class: 'json', 'aria-label': 'Redacted call' }, prettyJson(r.call)),
@@ -907,6 +922,8 @@
       const res = await api('v1/approvals');
       if (epoch !== S.epoch) return;
       S.approvals = byUrgency((res && res.approvals) || []);
+      notifyNew(S.approvals, S.approvalsLoaded);
+      S.approvalsLoaded = true;
       $('approvals-error').hidden = true;
       renderApprovals();
     } catch (e) {
@@ -925,6 +942,72 @@
   }
 
   const RISK_RANK = { R4: 4, R3: 3, R2: 2, R1: 1, R0: 0 };
+
+  // Desktop notifications, opt-in per browser: a call that newly waits for a
+  // person, when this tab is not the one in front.
+  const NOTIFY_KEY = 'toolgate.notify';
+  const notified = new Set();
+
+  function notifyWanted() {
+    return localStorage.getItem(NOTIFY_KEY) === 'on' && 'Notification' in window && Notification.permission === 'granted';
+  }
+
+  function renderNotifyButton() {
+    const btn = $('notify-btn');
+    if (!('Notification' in window)) {
+      btn.hidden = true;
+      return;
+    }
+    const on = notifyWanted();
+    btn.textContent = on ? 'Notifications: on' : 'Notify me';
+    btn.setAttribute('aria-pressed', String(on));
+    btn.title = Notification.permission === 'denied'
+      ? 'This browser blocks notifications from this page: allow them in the site settings'
+      : on ? 'A desktop notification when a call waits for approval and this tab is not in front (click to turn off)'
+        : 'Get a desktop notification when a call waits for approval';
+  }
+
+  async function toggleNotify() {
+    if (notifyWanted()) {
+      localStorage.setItem(NOTIFY_KEY, 'off');
+    } else {
+      const answer = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
+      localStorage.setItem(NOTIFY_KEY, answer === 'granted' ? 'on' : 'off');
+      if (answer !== 'granted') toast('error', 'Notifications are blocked', 'The browser did not allow notifications for this page.', 8000);
+    }
+    renderNotifyButton();
+  }
+
+  /**
+   * Notifies of approvals that were not there before (never on the first
+   * load: what was already waiting is on the screen).
+   */
+  function notifyNew(list, loadedBefore) {
+    for (const a of list) {
+      if (a.state !== 'pending' || notified.has(a.id)) continue;
+      notified.add(a.id);
+      if (!loadedBefore || !notifyWanted() || document.visibilityState === 'visible' && document.hasFocus()) continue;
+      const n = new Notification(`toolgate: ${a.risk || ''} call waits for approval`, {
+        body: shownWhole(String(a.summary || '')).slice(0, 200),
+        tag: a.id,
+      });
+      n.onclick = () => {
+        window.focus();
+        location.hash = `#approval/${a.id}`;
+        n.close();
+      };
+    }
+  }
+
+  /**
+   * How many approvals wait for a vote: one number for the tile, the inbox
+   * and the daemon panel alike. The inbox's own list once it is loaded
+   * (it is refreshed on every approval event); the daemon's count before.
+   */
+  function pendingCount() {
+    if (S.approvalsLoaded) return S.approvals.filter((a) => a.state === 'pending').length;
+    return S.server && typeof S.server.pending_approvals === 'number' ? S.server.pending_approvals : null;
+  }
 
   /** Whether an agent is waiting on this approval right now. */
   function agentWaiting(a) {
@@ -1024,13 +1107,15 @@
         S.approvalMsgs.delete(id);
       }
     }
-    const pending = S.approvals.filter((a) => a.state === 'pending').length;
+    const pending = pendingCount();
     placeInbox(pending > 0);
     $('approvals-empty').hidden = S.approvals.length > 0;
     const pill = $('approvals-count');
-    pill.textContent = String(S.approvals.length);
+    pill.textContent = String(pending);
+    pill.title = `${pending} waiting for a vote; ${S.approvals.length - pending} approved, waiting for the agent's retry`;
     pill.classList.toggle('active', pending > 0);
     $('t-pending').textContent = fmtNum(pending);
+    renderStateList();
     $('tile-pending').classList.toggle('active', pending > 0);
     document.title = pending > 0 ? `(${pending}) toolgate` : 'toolgate';
     if (focusedApproval && !approvalCards.has(focusedApproval)) focusedApproval = null;
@@ -1525,9 +1610,7 @@
     renderTotals();
     renderStateList();
     if (window.toolgatePanels) window.toolgatePanels.render(st, $('panels'));
-    if (typeof st.pending_approvals === 'number' && !S.approvals.length) {
-      $('t-pending').textContent = fmtNum(st.pending_approvals);
-    }
+    if (!S.approvalsLoaded) $('t-pending').textContent = fmtNum(pendingCount());
   }
 
   function renderTotals() {
@@ -1550,7 +1633,7 @@
       ['Listening', st.listen, true],
       ['Started', st.started ? fmtRowTime(st.started) : null],
       ['Uptime', uptimeText(), false, 'uptime'],
-      ['Pending', fmtNum(st.pending_approvals)],
+      ['Pending', fmtNum(pendingCount())],
       ['Audit log', st.audit ? `${fmtNum(st.audit.length)} entries, head ${shortHash(st.audit.head_hash)}` : null, true],
       ['Version', st.version],
     ].filter(([, v]) => v != null && v !== '');
@@ -1882,33 +1965,36 @@
     const yOf = (v) => PAD.top + plotH - (v / scale.max) * plotH;
     const xOf = (t) => PAD.left + (t - win.start + 0.5) * bw;
 
-    // Empty buckets (0) are gaps, not zero latency.
+    // Seconds without checks have no latency: a point is drawn for every
+    // second that had checks, joined to the previous one unless more than
+    // a minute lies between (light traffic still reads as a line).
     const line = (key, color, width) => {
-      ctx.beginPath();
-      let pen = false;
+      const points = [];
       for (let t = win.start; t <= win.end; t++) {
         const b = S.series.get(t);
         const v = b && b[key];
-        if (!(v > 0)) {
-          pen = false;
-          continue;
-        }
-        if (pen) ctx.lineTo(xOf(t), yOf(v));
-        else {
-          ctx.moveTo(xOf(t), yOf(v));
-          // A lone point still needs to be visible.
-          ctx.lineTo(xOf(t) + 0.01, yOf(v));
-        }
-        pen = true;
+        if (v > 0) points.push([t, v]);
       }
       ctx.strokeStyle = color;
+      ctx.fillStyle = color;
       ctx.lineWidth = width;
       ctx.lineJoin = 'round';
       ctx.lineCap = 'round';
+      ctx.beginPath();
+      points.forEach(([t, v], i) => {
+        const joined = i > 0 && t - points[i - 1][0] <= 60;
+        if (joined) ctx.lineTo(xOf(t), yOf(v));
+        else ctx.moveTo(xOf(t), yOf(v));
+      });
       ctx.stroke();
+      for (const [t, v] of points) {
+        ctx.beginPath();
+        ctx.arc(xOf(t), yOf(v), 2.5, 0, 2 * Math.PI);
+        ctx.fill();
+      }
     };
-    line('p99_us', cssVar('--p99'), 1.5);
-    line('p50_us', cssVar('--p50'), 1.5);
+    line('p99_us', cssVar('--p99'), 2);
+    line('p50_us', cssVar('--p50'), 2);
     if (max === 0) drawNoData(ctx, w, plotH, 'No checks in the last 10 minutes');
     ctx.lineWidth = 1;
     drawHoverLine(ctx, S.hover.lat, win, plotW, plotH);
@@ -2010,6 +2096,8 @@
     $('login-form').addEventListener('submit', onLoginSubmit);
     $('signout-btn').addEventListener('click', () => signOut('Signed out.'));
     $('theme-btn').addEventListener('click', cycleTheme);
+    $('notify-btn').addEventListener('click', toggleNotify);
+    renderNotifyButton();
     $('audit-btn').addEventListener('click', verifyAudit);
     $('older-btn').addEventListener('click', loadOlder);
 

@@ -149,3 +149,44 @@ test('the sub-commands that triggered the hold are marked and every finding is l
   await expect(findings.nth(1)).toContainText('R3');
   await expect(findings.nth(1)).toContainText('system service');
 });
+
+test('opt-in desktop notifications announce a new call waiting, and the feed names the agent', async ({ page }) => {
+  // A stand-in for the browser's Notification that records what is shown.
+  await page.addInitScript(() => {
+    window.__notes = [];
+    window.Notification = class {
+      static permission = 'default';
+      static async requestPermission() {
+        window.Notification.permission = 'granted';
+        return 'granted';
+      }
+      constructor(title, options) {
+        window.__notes.push({ title, body: options && options.body, tag: options && options.tag });
+      }
+      close() {}
+    };
+    // As if the operator were in another window.
+    Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' });
+  });
+  const run = crypto.randomBytes(3).toString('hex');
+  await page.goto(await signInLink());
+  await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
+  const button = page.getByTestId('notify-btn');
+  await expect(button).toHaveText('Notify me');
+
+  // Off by default: nothing is shown.
+  const quiet = await check({ tool: 'exec', params: { command: `ssh quiet-${run} systemctl restart web` }, session: `${run}-q`, agent: `agent-${run}` });
+  await expect(page.getByTestId(`approval-${quiet.approval.id}`)).toBeVisible();
+  expect(await page.evaluate(() => window.__notes.length)).toBe(0);
+
+  await button.click();
+  await expect(button).toHaveText('Notifications: on');
+  const loud = await check({ tool: 'exec', params: { command: `ssh loud-${run} systemctl restart web` }, session: `${run}-l`, agent: `agent-${run}` });
+  await expect.poll(() => page.evaluate(() => window.__notes)).toEqual([
+    { title: 'toolgate: R3 call waits for approval', body: `ssh loud-${run} systemctl restart web`, tag: loud.approval.id },
+  ]);
+
+  // The feed's agent column.
+  const row = page.getByTestId('feed').locator('tr.row').filter({ hasText: `loud-${run}` }).first();
+  await expect(row.locator('td.agent')).toHaveText(`agent-${run}`);
+});

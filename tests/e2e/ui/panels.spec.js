@@ -105,6 +105,9 @@ test('the knowledge panel shows the layer as the daemon reports it: holds, ackno
     expect(st.knowledge.stats.held).toBe(1);
     expect(st.knowledge.stats.ack_rate).toBe(0);
     await expect(panel.getByTestId('knowledge-holds')).toHaveText('1');
+    // The feed shows it as a hold, not as a refusal.
+    const heldRow = page.getByTestId('feed').locator('tr.row').filter({ hasText: 'docker ps' }).first();
+    await expect(heldRow.locator('.badge')).toHaveText('hold');
     await expect(panel.getByTestId('knowledge-ack-rate')).toHaveText('0%');
     await expect(panel.getByTestId('knowledge-interceptions')).toHaveText(String(st.knowledge.stats.interceptions));
 

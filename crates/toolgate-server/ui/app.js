@@ -1282,6 +1282,9 @@
       }
     }
     spans.sort((x, y) => x.start - y.start);
+    // A mark around the whole call says nothing: only a part is marked.
+    const whole = spans.length === 1 && text.slice(0, spans[0].start).trim() === '' && text.slice(spans[0].end).trim() === '';
+    if (whole) spans.length = 0;
     const parts = [];
     let at = 0;
     for (const sp of spans) {

@@ -21,6 +21,10 @@ const MAX_NAME: usize = 128;
 /// Longest detail text kept.
 const MAX_DETAIL: usize = 1000;
 
+/// The instance name under which the hooks whose calls reach this daemon
+/// are listed.
+pub const VIA_DAEMON: &str = "hooks via this daemon";
+
 /// What an integration reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -57,6 +61,7 @@ struct Integration {
     started_ms: Option<i64>,
     first_activity_ms: Option<i64>,
     first_hook_ms: Option<i64>,
+    last_hook_ms: Option<i64>,
     last_seen_ms: i64,
     warnings: Vec<String>,
     silent_reported: bool,
@@ -168,6 +173,7 @@ impl Canaries {
             }
             CanaryEvent::Hook => {
                 entry.first_hook_ms.get_or_insert(now_ms);
+                entry.last_hook_ms = Some(now_ms);
                 // Late is better than never; the earlier warning stays.
                 None
             }
@@ -187,6 +193,20 @@ impl Canaries {
             instance: key.1,
             text,
         }))
+    }
+
+    /// Notes that a hook of `runtime` (a runtime toolgate has a hook for)
+    /// just had a call decided by this daemon: the integrations panel's
+    /// "last hook" for hooks that report no canary of their own.
+    pub fn hook_seen(&self, runtime: &str, now_ms: i64) {
+        let report = CanaryReport {
+            runtime: runtime.to_string(),
+            instance: VIA_DAEMON.to_string(),
+            event: CanaryEvent::Hook,
+            detail: None,
+        };
+        // Only a blank name is refused, and a runtime's name never is.
+        let _ = self.report(report, now_ms);
     }
 
     /// Raises the "hook never fired" warning for integrations that crossed
@@ -232,6 +252,7 @@ impl Canaries {
                     "started_ms": i.started_ms,
                     "first_activity_ms": i.first_activity_ms,
                     "first_hook_ms": i.first_hook_ms,
+                    "last_hook_ms": i.last_hook_ms,
                     "last_seen_ms": i.last_seen_ms,
                     "warnings": warnings,
                 })

@@ -1642,3 +1642,24 @@ async fn an_approval_lists_every_finding_with_the_sub_command_it_is_about() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_runtimes_hook_calls_show_as_its_last_hook() {
+    let d = start(DEFAULT_POLICY).await;
+    let (_, st) = d.get("/v1/state", Some(OPERATOR)).await;
+    assert_eq!(st["integrations"], json!([]));
+    let mut call = exec("ls");
+    call["agent"] = json!("claude-code");
+    d.check(call).await;
+    // An agent name that is no runtime's lists nothing.
+    let mut other = exec("ls");
+    other["agent"] = json!("my-bot");
+    d.check(other).await;
+    let (_, st) = d.get("/v1/state", Some(OPERATOR)).await;
+    let rows = st["integrations"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{st}");
+    assert_eq!(rows[0]["runtime"], "claude-code");
+    assert_eq!(rows[0]["instance"], "hooks via this daemon");
+    assert!(rows[0]["last_hook_ms"].as_i64().unwrap() > 0, "{st}");
+    assert_eq!(rows[0]["warnings"], json!([]));
+}

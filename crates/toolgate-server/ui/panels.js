@@ -382,6 +382,7 @@
    * @property {number|null} [started_ms]
    * @property {number|null} [first_activity_ms]
    * @property {number|null} [first_hook_ms]
+   * @property {number|null} [last_hook_ms]
    * @property {number} [last_seen_ms]
    * @property {string[]} [warnings]
    */
@@ -429,6 +430,7 @@
         'dl',
         { class: 'kv pn-kv pn-int-kv' },
         kv('Hook first fired', i.first_hook_ms != null ? when(i.first_hook_ms) : h('span', { class: 'muted' }, 'never'), 'integration-hook'),
+        i.last_hook_ms != null ? kv('Last hook', when(i.last_hook_ms), 'integration-last-hook') : [],
         kv('Last report', when(i.last_seen_ms), 'integration-last-seen'),
         i.first_activity_ms != null ? kv('Agent active since', when(i.first_activity_ms)) : [],
         i.started_ms != null ? kv('Loaded', when(i.started_ms)) : [],
@@ -474,7 +476,7 @@
               h('code', null, 'POST /v1/canary'),
               '. The Claude Code, Codex, Gemini and Cursor hooks (',
               h('code', null, 'toolgate install claude-code'),
-              ', …) do not report here.',
+              ', …) appear here once one of their calls is decided by this daemon; a hook that decides in its own process (on the same data directory) does not.',
             ),
           ),
         ];

@@ -189,6 +189,19 @@ test('integrations appear live, with their last hook, and a tamper warning is an
   const hookAt = await shownTime(page, seen.first_hook_ms);
   await expect(row.getByTestId('integration-hook')).toHaveText(new RegExp(`^\\d+s ago \\(${hookAt.replace(/[-:]/g, '\\$&')}\\)$`));
   await expect(row.getByTestId('integration-last-seen')).toContainText(await shownTime(page, seen.last_seen_ms));
+  await expect(row.getByTestId('integration-last-hook')).toContainText(await shownTime(page, seen.last_hook_ms));
+
+  // A hook that decides through this daemon (its agent names the runtime)
+  // shows as that runtime's, with its last hook.
+  const hooked = await fetch(`${BASE}/v1/check`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${AGENT}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'Bash', params: { command: 'ls' }, agent: 'codex', session: `e2e-${rand()}` }),
+  });
+  expect(hooked.status).toBe(200);
+  const viaDaemon = panel.locator('[data-testid="integration"][data-runtime="codex"]');
+  await expect(viaDaemon).toHaveAttribute('data-instance', 'hooks via this daemon', { timeout: 20_000 });
+  await expect(viaDaemon.getByTestId('integration-last-hook')).toContainText('ago');
 
   // The "ago" text counts on by itself, once a second: state polls are
   // 10 s apart, so they alone could change it at most once in 3.5 s.

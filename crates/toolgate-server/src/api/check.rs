@@ -66,6 +66,14 @@ fn parse_wait(text: &str) -> Result<Duration, ApiError> {
 /// commit thread, whose votes may settle it at once.
 pub async fn decide(app: &App, call: ToolCall) -> Result<Decision, ApiError> {
     let start = Instant::now();
+    // A runtime's hook names itself as the agent (`claude-code`, …).
+    if let Some(rt) = call
+        .agent
+        .as_deref()
+        .and_then(toolgate_core::hooks::Runtime::parse)
+    {
+        app.canaries.hook_seen(rt.as_str(), app.clock.now_ms());
+    }
     let tool = kind_of(&call.tool).as_str();
     let d = app.checker.check(call.clone()).await?;
     count(app, &d, tool, start.elapsed());

@@ -1349,7 +1349,9 @@
       ['requester', requesterText(a.requester) || requesterText(call.requester)],
       ['agent', a.agent || call.agent],
       ['session', a.session || call.session],
-      ['cwd', a.cwd || call.cwd],
+      // The daemon judges a call that names no directory as in an unknown
+      // one (paths/UNKNOWN_CWD), never in its own: say so in words.
+      ['cwd', (a.cwd || call.cwd) === '/(cwd unknown)' ? 'not sent by the agent (relative paths judged as unknown)' : a.cwd || call.cwd],
       ['created', a.created_ms ? fmtRowTime(a.created_ms) : null],
     ].filter(([, v]) => v);
     refs.meta.replaceChildren(...meta.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, String(v)))));

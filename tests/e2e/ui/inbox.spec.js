@@ -190,3 +190,11 @@ test('opt-in desktop notifications announce a new call waiting, and the feed nam
   const row = page.getByTestId('feed').locator('tr.row').filter({ hasText: `loud-${run}` }).first();
   await expect(row.locator('td.agent')).toHaveText(`agent-${run}`);
 });
+
+test('a call sent without a working directory is shown as such', async ({ page }) => {
+  const run = crypto.randomBytes(3).toString('hex');
+  await page.goto(await signInLink());
+  const d = await check({ tool: 'exec', params: { command: `ssh nocwd-${run} systemctl restart web` }, session: `${run}-nocwd` });
+  const card = page.getByTestId(`approval-${d.approval.id}`);
+  await expect(card.locator('.approval-meta')).toContainText('not sent by the agent (relative paths judged as unknown)');
+});

@@ -261,6 +261,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/app.css", get(ui::app_css))
         .route("/panels.js", get(ui::panels_js))
         .route("/format.js", get(ui::format_js))
+        .route("/dom.js", get(ui::dom_js))
         .route("/panels.css", get(ui::panels_css))
         .route("/v1/check", post(api::check::check))
         .route("/v1/approvals", get(api::approvals::list))

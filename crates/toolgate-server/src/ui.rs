@@ -10,6 +10,7 @@ const APP_JS: &str = include_str!("../ui/app.js");
 const APP_CSS: &str = include_str!("../ui/app.css");
 const PANELS_JS: &str = include_str!("../ui/panels.js");
 const FORMAT_JS: &str = include_str!("../ui/format.js");
+const DOM_JS: &str = include_str!("../ui/dom.js");
 const PANELS_CSS: &str = include_str!("../ui/panels.css");
 
 /// Content Security Policy: only our own files and our own WebSocket.
@@ -50,6 +51,11 @@ pub async fn app_js() -> Response {
 /// `GET /panels.js`.
 pub async fn panels_js() -> Response {
     asset(PANELS_JS, "text/javascript; charset=utf-8")
+}
+
+/// `GET /dom.js`.
+pub async fn dom_js() -> Response {
+    asset(DOM_JS, "text/javascript; charset=utf-8")
 }
 
 /// `GET /format.js`.

@@ -80,25 +80,7 @@
 
   const $ = (id) => document.getElementById(id);
 
-  /** Creates an element. Children may be nodes or strings (always text). */
-  function h(tag, props, ...children) {
-    const el = document.createElement(tag);
-    if (props) {
-      for (const [k, v] of Object.entries(props)) {
-        if (v == null || v === false) continue;
-        if (k === 'class') el.className = v;
-        else if (k === 'text') el.textContent = v;
-        else if (k === 'dataset') Object.assign(el.dataset, v);
-        else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-        else el.setAttribute(k, v === true ? '' : String(v));
-      }
-    }
-    for (const c of children.flat()) {
-      if (c == null || c === false) continue;
-      el.append(c instanceof Node ? c : String(c));
-    }
-    return el;
-  }
+  const h = window.toolgateDom.h;
 
   const numFmt = new Intl.NumberFormat();
   const fmtNum = (n) => (typeof n === 'number' && isFinite(n) ? numFmt.format(n) : '–');
@@ -1126,8 +1108,8 @@
   /**
    * The same call asked for again and again (an agent retrying, several
    * sessions doing the same thing) is one card with a count, voted on at
-   * once: identical means the same state, risk, tool, call text, working
-   * directory and agent. The most urgent of them leads; S.groups maps each
+   * once: identical means the same state, risk, working directory, agent
+   * and call, every field of it but the session and the requester. The most urgent of them leads; S.groups maps each
    * lead to every id in its group, S.leadOf each id to its lead.
    */
   function groupIdentical() {
@@ -1137,8 +1119,11 @@
     for (const a of S.approvals) {
       if (!a || !a.id) continue;
       const call = a.call || {};
+      // The whole call but for who asked and from which session: identical
+      // means one vote would mean the same thing for each of them.
+      const { session: _s, requester: _r, ...same } = call;
       const key = a.state === 'pending'
-        ? JSON.stringify([a.state, a.risk, call.tool, approvalCallText(a), a.cwd || call.cwd || '', a.agent || call.agent || ''])
+        ? JSON.stringify([a.state, a.risk, a.cwd || '', a.agent || '', approvalCallText(a), same])
         : a.id; // approved calls each wait for their own retry
       const lead = byKey.get(key);
       if (lead) {

@@ -29,31 +29,7 @@
   // ---------------------------------------------------------------------------
   // DOM helpers
 
-  /**
-   * Creates an element. Children are nodes or strings (always text).
-   * @param {string} tag
-   * @param {Object<string, *>|null} [props] class, text, key (data-key), testid (data-testid), other attributes
-   * @param {...(Node|string|null|false|Array<Node|string|null|false>)} children
-   * @returns {HTMLElement}
-   */
-  function h(tag, props, ...children) {
-    const el = document.createElement(tag);
-    if (props) {
-      for (const [k, v] of Object.entries(props)) {
-        if (v == null || v === false) continue;
-        if (k === 'class') el.className = v;
-        else if (k === 'text') el.textContent = String(v);
-        else if (k === 'key') el.dataset.key = String(v);
-        else if (k === 'testid') el.dataset.testid = String(v);
-        else el.setAttribute(k, v === true ? '' : String(v));
-      }
-    }
-    for (const c of children.flat()) {
-      if (c == null || c === false) continue;
-      el.append(c instanceof Node ? c : String(c));
-    }
-    return el;
-  }
+  const h = window.toolgateDom.h;
 
   /**
    * Milliseconds since the epoch from Unix ms or an RFC 3339 string; NaN if neither.

@@ -16,13 +16,14 @@ pub enum StoreError {
         /// Why.
         source: std::io::Error,
     },
-    /// The database reported an error.
+    /// The database reported an error (whichever engine: the trait's
+    /// callers never depend on one).
     #[error("database error in {location}: {source}")]
-    Sqlite {
-        /// Where the database is.
+    Backend {
+        /// Where the database is (`sqlite:/path`, `postgres://host/db`).
         location: String,
-        /// The SQLite error.
-        source: rusqlite::Error,
+        /// The engine's own error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The database was written by a newer toolgate.
     #[error(

@@ -219,9 +219,9 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path`.
     pub fn open_file(path: &Path, sync: SyncMode) -> Result<SqliteStore, StoreError> {
         let location = format!("sqlite:{}", path.display());
-        let err = |source| StoreError::Sqlite {
+        let err = |source: rusqlite::Error| StoreError::Backend {
             location: location.clone(),
-            source,
+            source: Box::new(source),
         };
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
@@ -264,9 +264,9 @@ impl SqliteStore {
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |source| StoreError::Sqlite {
+        move |source| StoreError::Backend {
             location: self.location(),
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -353,9 +353,9 @@ impl SqliteStore {
             }
         };
         let result = f(&conn).map_err(|e| match e {
-            memory::RowError::Sql(source) => StoreError::Sqlite {
+            memory::RowError::Sql(source) => StoreError::Backend {
                 location: self.location(),
-                source,
+                source: Box::new(source),
             },
             memory::RowError::Corrupt(detail) => StoreError::Corrupt {
                 location: self.location(),
@@ -417,9 +417,9 @@ fn sync_level(sync: SyncMode) -> &'static str {
 }
 
 fn migrate(conn: &Connection, location: &str) -> Result<(), StoreError> {
-    let err = |source| StoreError::Sqlite {
+    let err = |source: rusqlite::Error| StoreError::Backend {
         location: location.to_string(),
-        source,
+        source: Box::new(source),
     };
     // Up to date (the common case): no write lock needed.
     let version: i64 = conn

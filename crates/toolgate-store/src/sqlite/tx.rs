@@ -45,9 +45,9 @@ impl<'a> SqliteTx<'a> {
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |source| StoreError::Sqlite {
+        move |source| StoreError::Backend {
             location: self.location.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -85,9 +85,9 @@ impl<'a> SqliteTx<'a> {
 
     fn row_err(&self, e: RowError) -> StoreError {
         match e {
-            RowError::Sql(source) => StoreError::Sqlite {
+            RowError::Sql(source) => StoreError::Backend {
                 location: self.location.clone(),
-                source,
+                source: Box::new(source),
             },
             RowError::Corrupt(detail) => StoreError::Corrupt {
                 location: self.location.clone(),

@@ -115,7 +115,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self):
         self.reply(200, b"")
 
-    def do_POST(self):
+    def messages_request(self):
+        """The JSON body of a `POST /v1/messages` (an empty object when it is
+        not JSON); None once any other path has been answered."""
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -126,10 +128,16 @@ class Handler(BaseHTTPRequestHandler):
         if path.endswith("/count_tokens"):
             self.record({"path": self.path, "kind": "count_tokens"})
             self.reply(200, b'{"input_tokens":12}')
-            return
+            return None
         if not path.endswith("/v1/messages"):
             self.record({"path": self.path, "kind": "unknown"})
             self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}')
+            return None
+        return req
+
+    def do_POST(self):
+        req = self.messages_request()
+        if req is None:
             return
 
         model = req.get("model") or "claude-fake"
@@ -205,27 +213,33 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, json.dumps(body).encode())
 
 
-def main():
-    port_file, log_file = sys.argv[1], sys.argv[2]
-    lo = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
-    hi = int(sys.argv[4]) if len(sys.argv) > 4 else 20999
-    Handler.log_file = log_file
+def serve(handler, port_file, lo, hi, name):
+    """Serves `handler` on the first free loopback port in [lo, hi] (tried
+    in random order), written to `port_file` once it accepts connections."""
     ports = list(range(lo, hi + 1))
     random.shuffle(ports)
     server = None
     for port in ports:
         try:
-            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+            server = ThreadingHTTPServer(("127.0.0.1", port), handler)
             break
         except OSError:
             continue
     if server is None:
-        sys.exit("fake_anthropic: no free port in %d-%d" % (lo, hi))
+        sys.exit("%s: no free port in %d-%d" % (name, lo, hi))
     server.daemon_threads = True
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.replace(port_file + ".tmp", port_file)
     server.serve_forever()
+
+
+def main():
+    port_file, log_file = sys.argv[1], sys.argv[2]
+    lo = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
+    hi = int(sys.argv[4]) if len(sys.argv) > 4 else 20999
+    Handler.log_file = log_file
+    serve(Handler, port_file, lo, hi, "fake_anthropic")
 
 
 if __name__ == "__main__":

@@ -34,96 +34,34 @@ Claude Code only calls `POST /v1/messages` with "stream": true and reads SSE
 
 import json
 import os
-import random
 import re
 import sys
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# The Messages API's streaming and the request plumbing are the Claude Code
+# e2e fake's; only the script of the turn is this test's own.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "claude-code"))
+import fake_anthropic  # noqa: E402
+from fake_anthropic import texts  # noqa: E402
 
 MARKER = re.compile(r"<<<RUN:(.*?)>>>", re.S)
-LOG_LOCK = threading.Lock()
 DESCRIPTION = "Push main to origin"
 
 
-def texts(content):
-    if isinstance(content, str):
-        yield content
-        return
-    for block in content or []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            yield block.get("text", "")
-        elif block.get("type") == "tool_result":
-            yield from texts(block.get("content"))
-
-
 def sse(model, block, stop_reason):
-    usage = {"input_tokens": 12, "output_tokens": 1,
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    events = [{"type": "message_start", "message": {
-        "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
-        "model": model, "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": usage}}]
-    if block["type"] == "tool_use":
-        events.append({"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
-        events.append({"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
-    else:
-        events.append({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}})
-        events.append({"type": "content_block_delta", "index": 0,
-                       "delta": {"type": "text_delta", "text": block["text"]}})
-    events.append({"type": "content_block_stop", "index": 0})
-    events.append({"type": "message_delta",
-                   "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                   "usage": {"output_tokens": 8}})
-    events.append({"type": "message_stop"})
-    return "".join("event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in events).encode()
+    return fake_anthropic.sse(fake_anthropic.message_events(model, block, stop_reason)[1])
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log_file = None
+class Handler(fake_anthropic.Handler):
+    """The Claude Code fake's plumbing (reading requests, record, reply), with
+    this script."""
     go_file = None
     go_timeout = 300.0
 
-    def log_message(self, fmt, *args):
-        pass
-
-    def record(self, entry):
-        with LOG_LOCK, open(self.log_file, "a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
-
-    def reply(self, status, body, ctype="application/json"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}')
-
-    def do_HEAD(self):
-        self.reply(200, b"")
-
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            req = json.loads(raw or b"{}")
-        except ValueError:
-            req = {}
-        path = self.path.split("?", 1)[0]
-        if path.endswith("/count_tokens"):
-            self.reply(200, b'{"input_tokens":12}')
-            return
-        if not path.endswith("/v1/messages"):
-            self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}')
+        req = self.messages_request()
+        if req is None:
             return
 
         model = req.get("model") or "claude-fake"
@@ -183,22 +121,7 @@ def main():
     Handler.go_file = go_file
     if len(sys.argv) > 4:
         Handler.go_timeout = float(sys.argv[4])
-    ports = list(range(24000, 24999))
-    random.shuffle(ports)
-    server = None
-    for port in ports:
-        try:
-            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-            break
-        except OSError:
-            continue
-    if server is None:
-        sys.exit("fake_model: no free port in 24000-24999")
-    server.daemon_threads = True
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(port_file + ".tmp", port_file)
-    server.serve_forever()
+    fake_anthropic.serve(Handler, port_file, 24000, 24999, "fake_model")
 
 
 if __name__ == "__main__":

@@ -742,7 +742,7 @@ fn open_approvals_are_capped_and_the_cap_frees_up() {
 #[test]
 fn a_waiter_follows_its_approval_to_an_answer_or_gives_up_on_expiry() {
     use std::time::Duration;
-    use toolgate_store::{GiveUp, Look, Next, Store, Waiter};
+    use toolgate_store::{GiveUp, Look, Next, Waiter};
     let dir = TempDir::new("waiter");
     let clock = Arc::new(ManualClock::new(T0));
     let s = store(&dir.0);
@@ -796,7 +796,6 @@ approve = ["exec(kubectl apply -f staging.yaml)"]
 
 #[test]
 fn automated_approvers_vote_after_the_escalation_is_committed() {
-    use toolgate_store::Store;
     let dir = TempDir::new("factors-after");
     let clock = Arc::new(ManualClock::new(T0));
     let policy = format!("[approvals]\nrequire_user = []\n{STAGING_RULE}");
@@ -842,7 +841,6 @@ fn automated_approvers_vote_after_the_escalation_is_committed() {
 
 #[test]
 fn a_factor_that_voted_is_not_recorded_again_on_every_retry() {
-    use toolgate_store::Store;
     let dir = TempDir::new("factors-once");
     let clock = Arc::new(ManualClock::new(T0));
     // The rules approve, but R3 still needs a person: the approval stays

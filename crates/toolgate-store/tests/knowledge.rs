@@ -12,14 +12,14 @@ use std::sync::Arc;
 use toolgate_core::knowledge::memory::{Category, Memory};
 use toolgate_core::model::{Layer, ToolCall, Verdict};
 use toolgate_core::paths::Env;
-use toolgate_store::{Gate, KnowledgeBase, ManualClock, SqliteStore, Store, add_memory};
+use toolgate_store::{Gate, KnowledgeBase, ManualClock, Store, add_memory};
 
 const SECRET: &str = "vault-pw-Zq81xT";
 
 struct World {
     _dir: TempDir,
     sops: std::path::PathBuf,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     clock: Arc<ManualClock>,
     gate: Gate,
 }
@@ -79,7 +79,7 @@ fn memory(w: &World, text: &str, cats: &[Category], confidence: f64) -> u64 {
     add_memory(&*w.store, &*w.clock, m, "tester").unwrap().id
 }
 
-fn audit_text(store: &SqliteStore) -> String {
+fn audit_text(store: &dyn Store) -> String {
     let mut all = String::new();
     store
         .scan_audit(0, &mut |row| {
@@ -146,7 +146,7 @@ fn strict_holds_until_a_retry_acknowledges_then_the_cooldown_lapses() {
     assert_eq!(snap.acked_by_retry, 1, "{snap:?}");
     assert!(snap.held >= 3 && snap.interceptions >= 6, "{snap:?}");
     assert!(toolgate_store::verify(&*w.store).is_ok());
-    let audit = audit_text(&w.store);
+    let audit = audit_text(&*w.store);
     assert!(audit.contains("knowledge.shown") && audit.contains("knowledge.acked"));
     assert!(!audit.contains(SECRET), "credentials never audited");
 }
@@ -277,7 +277,7 @@ fn a_failing_source_fails_open_by_default_and_closed_when_configured() {
     let snap = w.gate.knowledge().stats().snapshot();
     assert_eq!(snap.source_errors, 1);
     assert!(snap.last_error.unwrap().1.contains("fleet.ai.sop"));
-    assert!(audit_text(&w.store).contains("knowledge.error"));
+    assert!(audit_text(&*w.store).contains("knowledge.error"));
 
     let w = world("fail_open = false");
     std::fs::create_dir_all(w.sops.join("fleet.ai.sop")).unwrap();
@@ -302,7 +302,7 @@ fn credentials_shown_only_where_the_policy_says_and_never_audited() {
     let ctx = d.context.unwrap();
     assert!(ctx.contains(&format!("password {SECRET}")), "{ctx}");
     assert!(ctx.contains(&format!("password {SECRET}2")), "{ctx}");
-    assert!(!audit_text(&w.store).contains(SECRET));
+    assert!(!audit_text(&*w.store).contains(SECRET));
 }
 
 #[test]
@@ -423,7 +423,7 @@ fn a_knowledge_bypass_lets_a_held_call_through_with_its_knowledge_shown() {
         d.context.as_deref().unwrap().contains("uptime"),
         "still shown"
     );
-    let audit = audit_text(&w.store);
+    let audit = audit_text(&*w.store);
     assert!(
         audit.contains("incident 9") && audit.contains("\"rule\":\"bypass\""),
         "{audit}"

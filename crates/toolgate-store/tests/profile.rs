@@ -11,9 +11,9 @@ use toolgate_core::model::Verdict;
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
 use toolgate_core::profile::Profile;
-use toolgate_store::{Gate, ManualClock, Store};
+use toolgate_store::{Gate, ManualClock};
 
-fn gate_with_profile(dir: &std::path::Path) -> (Gate, Arc<toolgate_store::SqliteStore>) {
+fn gate_with_profile(dir: &std::path::Path) -> (Gate, Arc<dyn toolgate_store::Store>) {
     let profile = Profile::parse_markdown(
         "---\nversion: 1\nprovider: {name: Dr. T}\nscope:\n  permitted_actions: [read, exec, order]\n  \
          prohibited_actions: [message]\nautonomy: {order: manual}\nactions:\n  - {class: order, tools: [\"mcp__ehr__*\"]}\n---\n",
@@ -31,7 +31,7 @@ fn gate_with_profile(dir: &std::path::Path) -> (Gate, Arc<toolgate_store::Sqlite
     (gate, store)
 }
 
-fn audit(store: &toolgate_store::SqliteStore) -> Vec<serde_json::Value> {
+fn audit(store: &dyn toolgate_store::Store) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     store
         .scan_audit(0, &mut |row| {
@@ -56,7 +56,7 @@ fn every_layer_is_audited_and_a_block_short_circuits() {
     let (gate, store) = gate_with_profile(&dir.0);
     let d = gate.check(&exec("ls -la | wc -l")).unwrap();
     assert_eq!(d.decision, Verdict::Allow, "{d:?}");
-    let entries = audit(&store);
+    let entries = audit(&*store);
     let trace = entries.last().unwrap()["trace"]
         .as_str()
         .unwrap()
@@ -75,7 +75,7 @@ fn every_layer_is_audited_and_a_block_short_circuits() {
     let msg = serde_json::from_value(json!({"tool": "message", "params": {"text": "hi"}})).unwrap();
     let d = gate.check(&msg).unwrap();
     assert_eq!(d.decision, Verdict::Block);
-    let entries = audit(&store);
+    let entries = audit(&*store);
     let trace = entries.last().unwrap()["trace"]
         .as_str()
         .unwrap()

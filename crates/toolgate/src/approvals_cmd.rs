@@ -157,7 +157,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
                 }
             } else if views.is_empty() {
                 let what = if all { "approvals" } else { "open approvals" };
-                println!("no {what} in {}", store.path().display());
+                println!("no {what} in {}", store.location());
             } else {
                 print_table(&views, clock.now_ms());
             }

@@ -6,7 +6,7 @@ use clap::Subcommand;
 use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
-use toolgate_store::{ExportedEntry, Store, StoreError};
+use toolgate_store::{ExportedEntry, StoreError};
 
 /// What to do with the audit log.
 #[derive(Debug, Subcommand)]

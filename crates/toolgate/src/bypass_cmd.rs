@@ -9,7 +9,7 @@ use std::time::Duration;
 use toolgate_core::approval::ApprovalId;
 use toolgate_core::bypass::{BYPASSABLE, parse_layer};
 use toolgate_core::time::rfc3339_ms;
-use toolgate_store::{Clock, Store, StoreError, SystemClock};
+use toolgate_store::{Clock, StoreError, SystemClock};
 
 /// What to do with bypasses.
 #[derive(Debug, Subcommand)]

@@ -264,8 +264,9 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
     if args.stateless {
         return Ok(Decider::Stateless(Box::new(engine), base_env()));
     }
-    let (dir, chosen) = data.resolve();
-    match crate::state::open_store(&dir) {
+    // A store the user named is never silently replaced by no store.
+    let chosen = data.resolve().1 || data.store.is_some();
+    match data.open() {
         Ok(store) => {
             let gate = Box::new(Gate::new(
                 Arc::new(engine),

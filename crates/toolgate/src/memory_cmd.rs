@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryInput};
-use toolgate_store::{Clock, Store, SystemClock};
+use toolgate_store::{Clock, SystemClock};
 
 /// What to do with memories.
 #[derive(Debug, Subcommand)]
@@ -180,10 +180,10 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
             let found = store.list_memories(category, limit)?;
             if !json && found.is_empty() {
                 match category {
-                    Some(c) => println!("no {c} memories in {}", store.path().display()),
+                    Some(c) => println!("no {c} memories in {}", store.location()),
                     None => println!(
                         "no memories in {} (add one with `toolgate memory add`)",
-                        store.path().display()
+                        store.location()
                     ),
                 }
             } else {

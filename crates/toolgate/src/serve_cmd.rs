@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use toolgate_server::{PolicySource, Server, ServerConfig, TokenSource, Tokens};
-use toolgate_store::{Store, SystemClock};
+use toolgate_store::SystemClock;
 
 use crate::check::{daemon_env, load_engine};
 use crate::state::DataDirArgs;
@@ -50,7 +50,7 @@ fn init_logs() {
 
 fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let (dir, _) = data.resolve();
-    let store = crate::state::open_store(&dir)?;
+    let store = data.open()?;
     let tokens = Tokens::load(
         &dir,
         std::env::var("TOOLGATE_AGENT_TOKEN").ok(),

@@ -4,15 +4,69 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
-use toolgate_store::{SqliteStore, SyncMode};
+use toolgate_store::{SqliteStore, Store, SyncMode};
 
-/// The global `--data-dir` option.
+/// The global `--data-dir` and `--store` options.
 #[derive(Debug, Clone, Args)]
 pub struct DataDirArgs {
-    /// Directory for approvals and the audit log (SQLite). Default:
+    /// Directory for the daemon's tokens and keys, and for approvals and the
+    /// audit log unless `--store` names another place. Default:
     /// $XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate.
     #[arg(long, global = true, env = "TOOLGATE_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where approvals, votes, memories and the audit log live:
+    /// `sqlite:DIR`, or `postgres://user@host/db` for several daemons
+    /// sharing one database. Default: SQLite in the data directory.
+    #[arg(long, global = true, env = "TOOLGATE_STORE", value_name = "STORE")]
+    pub store: Option<String>,
+}
+
+/// A store named by `--store`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// SQLite in this directory.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (the URL as given).
+    Postgres(String),
+}
+
+impl StoreSpec {
+    /// Reads `sqlite:DIR` or `postgres://…` (`postgresql://` too); the
+    /// error says what is accepted.
+    pub fn parse(text: &str) -> Result<StoreSpec> {
+        let t = text.trim();
+        if let Some(dir) = t.strip_prefix("sqlite:") {
+            let dir = dir.strip_prefix("//").unwrap_or(dir);
+            if dir.is_empty() {
+                anyhow::bail!(
+                    "--store sqlite: needs a directory, such as sqlite:/var/lib/toolgate"
+                );
+            }
+            return Ok(StoreSpec::Sqlite(PathBuf::from(dir)));
+        }
+        if t.starts_with("postgres://") || t.starts_with("postgresql://") {
+            return Ok(StoreSpec::Postgres(t.to_string()));
+        }
+        anyhow::bail!(
+            "--store {}: give sqlite:DIR or postgres://user@host:5432/dbname",
+            redact_password(t)
+        )
+    }
+}
+
+/// `text` with the password of a `scheme://user:password@host` URL shown
+/// as `***`, for messages.
+fn redact_password(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    match rest.split_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or("");
+            format!("{scheme}://{name}:***@{host}")
+        }
+        _ => text.to_string(),
+    }
 }
 
 impl DataDirArgs {
@@ -24,10 +78,13 @@ impl DataDirArgs {
         }
     }
 
-    /// Opens the store in the data directory.
-    pub fn open(&self) -> Result<Arc<SqliteStore>> {
-        let (dir, _) = self.resolve();
-        open_store(&dir)
+    /// Opens the store `--store` names, else SQLite in the data directory.
+    pub fn open(&self) -> Result<Arc<dyn Store>> {
+        match self.store.as_deref().map(StoreSpec::parse).transpose()? {
+            Some(StoreSpec::Sqlite(dir)) => open_store(&dir),
+            Some(StoreSpec::Postgres(url)) => open_postgres(&url),
+            None => open_store(&self.resolve().0),
+        }
     }
 }
 
@@ -48,7 +105,7 @@ pub fn default_data_dir() -> PathBuf {
 
 /// Opens the SQLite store in `dir`. `TOOLGATE_SYNC=normal` trades the last
 /// commits on power loss for speed (a killed process still loses nothing).
-pub fn open_store(dir: &std::path::Path) -> Result<Arc<SqliteStore>> {
+pub fn open_store(dir: &std::path::Path) -> Result<Arc<dyn Store>> {
     let sync = match std::env::var("TOOLGATE_SYNC").as_deref() {
         Ok("normal") => SyncMode::Normal,
         _ => SyncMode::Full,
@@ -56,6 +113,14 @@ pub fn open_store(dir: &std::path::Path) -> Result<Arc<SqliteStore>> {
     let store = SqliteStore::open(dir, sync)
         .with_context(|| format!("cannot open the toolgate state in {}", dir.display()))?;
     Ok(Arc::new(store))
+}
+
+/// Connects to the PostgreSQL store at `url`.
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
+    anyhow::bail!(
+        "--store {}: this toolgate cannot use PostgreSQL yet; use sqlite:DIR",
+        redact_password(url)
+    )
 }
 
 /// The OS user id of this process, when it can be read.
@@ -87,4 +152,38 @@ pub fn os_user() -> String {
             (id.parse() == Ok(uid) && !name.is_empty()).then(|| name.to_string())
         })
         .unwrap_or_else(|| format!("uid:{uid}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_names_are_read_or_refused_with_what_is_accepted() {
+        assert_eq!(
+            StoreSpec::parse("sqlite:/var/lib/tg").unwrap(),
+            StoreSpec::Sqlite("/var/lib/tg".into())
+        );
+        assert_eq!(
+            StoreSpec::parse("sqlite:///var/lib/tg").unwrap(),
+            StoreSpec::Sqlite("/var/lib/tg".into())
+        );
+        assert_eq!(
+            StoreSpec::parse("postgres://tg@db:5432/toolgate").unwrap(),
+            StoreSpec::Postgres("postgres://tg@db:5432/toolgate".into())
+        );
+        assert!(matches!(
+            StoreSpec::parse("postgresql://db/x").unwrap(),
+            StoreSpec::Postgres(_)
+        ));
+        assert!(StoreSpec::parse("sqlite:").is_err());
+        let e = StoreSpec::parse("mysql://u:hunter2@db/x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sqlite:DIR or postgres://"), "{e}");
+        assert!(
+            !e.contains("hunter2"),
+            "a password never reaches a message: {e}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
-use toolgate_store::{SqliteStore, SyncMode, SystemClock};
+use toolgate_store::{Clock, SqliteStore, SyncMode, SystemClock};
 
 const AGENT: &str = "agent-token-for-tests-0123456789";
 const OPERATOR: &str = "operator-token-for-tests-0123456789";
@@ -1662,4 +1662,22 @@ async fn a_runtimes_hook_calls_show_as_its_last_hook() {
     assert_eq!(rows[0]["instance"], "hooks via this daemon");
     assert!(rows[0]["last_hook_ms"].as_i64().unwrap() > 0, "{st}");
     assert_eq!(rows[0]["warnings"], json!([]));
+}
+
+#[tokio::test]
+async fn a_hold_in_another_process_shows_as_an_agent_waiting() {
+    let d = start(DEFAULT_POLICY).await;
+    let v = d.check(exec("git push origin main")).await;
+    let id =
+        toolgate_core::approval::ApprovalId::parse(v["approval"]["id"].as_str().unwrap()).unwrap();
+    let waiting = |v: &Value| v["waiting_until_ms"].as_i64();
+    let until = toolgate_store::SystemClock.now_ms() + 60_000;
+    // What a hook's hold writes on the approval it waits on.
+    toolgate_store::mark_waiting(&*d.store, &id, Some(until)).unwrap();
+    let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(waiting(&a), Some(until), "{a}");
+    // A mark whose time has passed (a killed hook) is no wait.
+    toolgate_store::mark_waiting(&*d.store, &id, Some(1)).unwrap();
+    let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(waiting(&a), None, "{a}");
 }

@@ -158,6 +158,7 @@ impl Gate {
             resolved_ms: None,
             resolution: None,
             findings: findings(assessment),
+            waiting_until_ms: None,
         };
         tx.put_approval(&a)?;
         events.push(approval_event(trace, now, AuditKind::ApprovalCreated, &a));

@@ -44,7 +44,7 @@ pub use people::{
     check_name, operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
 };
 pub use sqlite::{SqliteStore, SyncMode};
-pub use waiting::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
+pub use waiting::{GiveUp, Look, Next, RECHECK_EVERY, Waiter, mark_waiting};
 
 use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;

@@ -13,6 +13,7 @@
 //! the block that answers instead, to be recorded with
 //! [`crate::Gate::record_wait_end`].
 
+use crate::{Store, StoreError};
 use std::time::Duration;
 use toolgate_core::approval::{Approval, ApprovalId, ApprovalState};
 use toolgate_core::model::{Decision, Layer, Verdict};
@@ -217,6 +218,28 @@ fn seconds(d: Duration) -> String {
         (m, 0) => format!("{m}m"),
         (m, s) => format!("{m}m{s}s"),
     }
+}
+
+/// Marks approval `id` as waited on by an agent in this process until
+/// `until_ms`, or clears the mark (`None`), for the people asked to see
+/// that someone is blocked on it now. Only a pending approval is marked;
+/// read and written in one transaction, so no vote is ever overwritten.
+pub fn mark_waiting(
+    store: &dyn Store,
+    id: &ApprovalId,
+    until_ms: Option<i64>,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin()?;
+    let Some(mut a) = tx.approval(id)? else {
+        return Ok(());
+    };
+    let until_ms = until_ms.filter(|_| a.state == ApprovalState::Pending);
+    if a.waiting_until_ms == until_ms {
+        return Ok(());
+    }
+    a.waiting_until_ms = until_ms;
+    tx.put_approval(&a)?;
+    tx.commit()
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use toolgate_core::approval::ApprovalId;
 use toolgate_core::model::{Decision, ToolCall, Verdict};
-use toolgate_store::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
+use toolgate_store::{Clock, Gate, GiveUp, Look, Next, Store, SystemClock, Waiter};
 
 /// How long to wait for the daemon's answer to a plain check.
 pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
@@ -180,7 +180,10 @@ fn wait_here(
     };
     let started = Instant::now();
     let deadline = started + wait;
+    let until_ms = SystemClock.now_ms().saturating_add(wait.as_millis() as i64);
+    let mut mark = WaitMark::new(&**gate.store());
     let why = loop {
+        mark.on(&waiter.id(), until_ms);
         if cancel.load(Ordering::Relaxed) {
             return Ok(waiter.escalated().clone());
         }
@@ -200,6 +203,45 @@ fn wait_here(
     let (label, block) = waiter.give_up(why);
     let waited = started.elapsed().as_millis() as i64;
     Ok(gate.record_wait_end(call, &waiter.id(), label, waited, block)?)
+}
+
+/// The "agent waiting" mark on the approval this process waits on, moved
+/// when the waiter moves to another approval and cleared when it stops
+/// (however it stops). Best effort: a mark that cannot be written only
+/// costs the people asked the hint that someone waits now.
+struct WaitMark<'s> {
+    store: &'s dyn Store,
+    marked: Option<ApprovalId>,
+}
+
+impl<'s> WaitMark<'s> {
+    fn new(store: &'s dyn Store) -> WaitMark<'s> {
+        WaitMark {
+            store,
+            marked: None,
+        }
+    }
+
+    fn on(&mut self, id: &ApprovalId, until_ms: i64) {
+        if self.marked.as_ref() == Some(id) {
+            return;
+        }
+        self.clear();
+        let _ = toolgate_store::mark_waiting(self.store, id, Some(until_ms));
+        self.marked = Some(*id);
+    }
+
+    fn clear(&mut self) {
+        if let Some(id) = self.marked.take() {
+            let _ = toolgate_store::mark_waiting(self.store, &id, None);
+        }
+    }
+}
+
+impl Drop for WaitMark<'_> {
+    fn drop(&mut self) {
+        self.clear();
+    }
 }
 
 /// The approval an escalation waits on.

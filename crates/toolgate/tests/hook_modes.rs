@@ -150,8 +150,33 @@ fn hold_waits_for_the_approval_and_then_allows() {
             &claude("bypassPermissions", ESCALATED),
         )
     });
-    // The pending approval appears in the shared store; an operator approves it.
+    // The pending approval appears in the shared store, marked as waited on
+    // (the UI's "agent waiting"); an operator approves it.
     let id = wait_for_pending(&data);
+    let show = |data: &Path, id: &str| {
+        let out = run(
+            &[
+                "--data-dir",
+                data.to_str().unwrap(),
+                "approvals",
+                "show",
+                id,
+                "--json",
+            ],
+            &[],
+            "",
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    let mark_deadline = Instant::now() + Duration::from_secs(20);
+    while show(&data, &id)["waiting_until_ms"].as_i64().is_none() {
+        assert!(
+            Instant::now() < mark_deadline,
+            "the hold never marked the approval as waited on: {}",
+            show(&data, &id)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = run(
         &[
             "--data-dir",
@@ -173,6 +198,12 @@ fn hold_waits_for_the_approval_and_then_allows() {
     let out = hook.join().unwrap();
     let v = stdout_json(&out);
     assert_eq!(permission(&v), "allow", "{v}");
+    // The wait is over: the mark is gone.
+    assert!(
+        show(&data, &id).get("waiting_until_ms").is_none(),
+        "{}",
+        show(&data, &id)
+    );
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "answered when approved, not at the end"

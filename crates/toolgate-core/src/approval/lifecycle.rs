@@ -148,6 +148,11 @@ pub struct Approval {
     /// escalating or blocking finding, strongest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<ApprovalFinding>,
+    /// Until when an agent waits on it in a process of its own (a hook's
+    /// `hold`), so the people asked see that someone is blocked now; cleared
+    /// when that wait ends (a killed process's mark simply lapses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_until_ms: Option<i64>,
 }
 
 impl Approval {

@@ -320,6 +320,7 @@ fn approval(risk: RiskClass, quorum: QuorumRule) -> Approval {
         resolved_ms: None,
         resolution: None,
         findings: Vec::new(),
+        waiting_until_ms: None,
     }
 }
 

@@ -50,8 +50,17 @@ pub async fn list(
 fn with_deliveries(app: &App, view: &toolgate_store::ApprovalView) -> Value {
     let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
     let id = view.approval.id.to_string();
-    if let Some(until) = app.waiting.until_ms(&id) {
-        v["waiting_until_ms"] = json!(until);
+    // An agent waits through this daemon (`?wait`), or in a process of its
+    // own that marked the approval (a hook's hold); a lapsed mark is none.
+    let now = app.clock.now_ms();
+    let marked = view.approval.waiting_until_ms.filter(|&u| u > now);
+    match app.waiting.until_ms(&id).max(marked) {
+        Some(until) => v["waiting_until_ms"] = json!(until),
+        None => {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("waiting_until_ms");
+            }
+        }
     }
     v["deliveries"] = app
         .deliveries

@@ -39,23 +39,22 @@
 //!
 //! The `Store` and `Tx` traits are synchronous; they are called from
 //! blocking threads (`spawn_blocking`), plain threads and a CLI with no
-//! runtime. The store owns a small tokio runtime (two worker threads, which
-//! drive the connections) and blocks the calling thread on each database
-//! round trip. Calling it from inside an async task is a mistake (the task
-//! blocks its executor thread while it waits), but it does not panic:
-//! - no runtime on the calling thread: plain `block_on` on the store's
-//!   runtime;
-//! - a multi-threaded runtime's thread (a task, or `spawn_blocking`):
-//!   `tokio::task::block_in_place`, which hands that worker's other tasks
-//!   to other threads while this one waits;
-//! - a current-thread runtime's thread: the wait moves to a short-lived
-//!   helper thread (a current-thread runtime cannot give its only thread
-//!   away, and starting a runtime inside it would panic); it works, costs a
-//!   thread per call, and stalls every other task of that runtime meanwhile.
+//! runtime. The store owns a small tokio runtime (two worker threads), which
+//! drives its connections; each call blocks the calling thread (parked)
+//! until its round trips are done. Waiting is done by a minimal executor of
+//! the store's own, not tokio's `block_on`, so it works the same on any
+//! thread: a plain one, a `spawn_blocking` one, or even inside an async
+//! task, where tokio's `block_on` would panic ("cannot start a runtime from
+//! within a runtime") and `block_in_place` panics on a current-thread
+//! runtime and in a `LocalSet`.
 //!
-//! So the documented rule is: call the store from `spawn_blocking` or a
-//! thread of your own, never from an async task; a call from a task is
-//! slow, not fatal.
+//! Still, **do not call the store from inside an async task**: the call
+//! blocks the task's executor thread for its whole round trip (on a
+//! current-thread runtime, every other task waits meanwhile). Call it from
+//! `spawn_blocking` or a thread of your own. A call from a task is slow, not
+//! fatal: no panic, no deadlock (the store's I/O never runs on the caller's
+//! runtime). Dropping a store inside a task is fine too (its runtime shuts
+//! down in the background).
 //!
 //! # Not yet
 //!
@@ -70,7 +69,9 @@ mod tx;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use std::future::Future;
-use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use tokio::runtime::Runtime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, IsolationLevel, NoTls, Row};
 use toolgate_core::approval::{Approval, ApprovalId};
@@ -237,26 +238,16 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// Runs `f` to completion on the store's runtime, blocking this thread
-    /// (see the crate documentation for calls from async code).
-    pub(crate) fn run<F>(&self, f: F) -> F::Output
-    where
-        F: Future + Send,
-        F::Output: Send,
-    {
+    /// Runs `f` to completion, blocking this thread (see the crate
+    /// documentation for calls from async code).
+    pub(crate) fn run<F: Future>(&self, f: F) -> F::Output {
         let Some(rt) = self.rt.as_ref() else {
             unreachable!("the runtime is only taken on drop")
         };
-        match Handle::try_current() {
-            Err(_) => rt.block_on(f),
-            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| rt.block_on(f))
-            }
-            Ok(_) => std::thread::scope(|s| match s.spawn(|| rt.block_on(f)).join() {
-                Ok(out) => out,
-                Err(panic) => std::panic::resume_unwind(panic),
-            }),
-        }
+        // The store's runtime is the context for what `f` creates
+        // (connections, their tasks); its workers drive their I/O.
+        let _context = rt.enter();
+        park_on(f)
     }
 
     /// A connection for a write transaction.
@@ -393,6 +384,35 @@ impl Drop for PostgresStore {
         if let Some(rt) = self.rt.take() {
             rt.shutdown_background();
         }
+    }
+}
+
+/// Wakes a thread parked in [`park_on`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `f` on this thread until it is ready, parking between polls: an
+/// executor of one future that works in any thread, inside a runtime or
+/// not (tokio's own `block_on` panics inside one).
+fn park_on<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
+            return out;
+        }
+        // A wake before this park makes it return at once.
+        std::thread::park();
     }
 }
 

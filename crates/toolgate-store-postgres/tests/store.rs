@@ -1,0 +1,963 @@
+//! The PostgreSQL store against a real server: what the SQLite store's
+//! tests check, in PostgreSQL's terms. Each test has a schema of its own.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use toolgate_core::approval::{ApprovalState, ApproverKind, Vote};
+use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
+use toolgate_core::model::{Layer, RiskClass};
+use toolgate_store::{
+    Ack, AuditRow, Bypass, ManualClock, Operator, Shown, Store, StoreError, add_memory,
+    check_anchor, import_memories, remove_memory, verify,
+};
+use toolgate_store_postgres::PostgresStore;
+
+fn event(n: u64) -> AuditEvent {
+    AuditEvent {
+        ts_ms: T0 + n as i64,
+        trace: format!("t{n}"),
+        kind: AuditKind::AckCreated,
+        data: json!({"n": n}),
+    }
+}
+
+#[test]
+fn approvals_round_trip_with_latest_due_and_open_counts() {
+    let Some(db) = db("approvals_round_trip_with_latest_due_and_open_counts") else {
+        return;
+    };
+    let s = db.store();
+    let a = approval(id(1), binding(1), T0);
+    // Same binding, created later by the clock but earlier in insertion
+    // order for the third: insertion order wins.
+    let b = approval(id(2), binding(1), T0 + 10);
+    let c = approval(id(3), binding(1), T0 - 1_000);
+    let other = approval(id(4), binding(2), T0);
+    let mut tx = s.begin().unwrap();
+    assert_eq!(tx.count_open().unwrap(), 0);
+    assert!(tx.latest_for_binding(&binding(1)).unwrap().is_none());
+    for x in [&a, &b, &c, &other] {
+        tx.put_approval(x).unwrap();
+    }
+    assert_eq!(tx.approval(&id(1)).unwrap().as_ref(), Some(&a));
+    assert_eq!(tx.latest_for_binding(&binding(1)).unwrap(), Some(c.clone()));
+    assert_eq!(
+        tx.latest_for_binding(&binding(2)).unwrap(),
+        Some(other.clone())
+    );
+    tx.commit().unwrap();
+
+    // Read back whole (the big integer in the call too) without the lock.
+    let back = s.read_approval(&id(1)).unwrap().unwrap();
+    assert_eq!(back, a);
+    assert_eq!(back.call["params"]["n"].to_string(), "12345678901234567890");
+    assert!(s.read_approval(&id(9)).unwrap().is_none());
+    assert_eq!(s.count_open_approvals().unwrap(), 4);
+
+    // Replacing keeps the insertion position; states move the counts.
+    let mut tx = s.begin().unwrap();
+    let a2 = approved(a.clone(), T0 + 100);
+    tx.put_approval(&a2).unwrap();
+    let mut b2 = b.clone();
+    b2.state = ApprovalState::Denied;
+    tx.put_approval(&b2).unwrap();
+    assert_eq!(tx.count_open().unwrap(), 3);
+    let newest: Vec<_> = tx.approvals(false, usize::MAX).unwrap();
+    let order: Vec<_> = newest.iter().map(|x| x.id).collect();
+    assert_eq!(order, vec![id(4), id(3), id(2), id(1)]);
+    let open: Vec<_> = tx
+        .approvals(true, 2)
+        .unwrap()
+        .iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(open, vec![id(4), id(3)]);
+    assert_eq!(tx.approvals(true, 0).unwrap().len(), 0);
+    // Due: pending ones at expiry, approved ones at the end of their window
+    // (earliest first); denied ones never.
+    let due: Vec<_> = tx
+        .due_approvals(T0 + 3_600_000)
+        .unwrap()
+        .iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(due, vec![id(1), id(3), id(4)]);
+    let due: Vec<_> = tx
+        .due_approvals(T0 + 100 + 600_000)
+        .unwrap()
+        .iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(due, vec![id(1)]);
+    assert!(tx.due_approvals(T0 + 600_099).unwrap().is_empty());
+    assert!(tx.due_approvals(T0 - 2_000).unwrap().is_empty());
+    tx.commit().unwrap();
+    assert_eq!(s.read_approval(&id(1)).unwrap(), Some(a2));
+    assert_eq!(s.count_open_approvals().unwrap(), 3);
+
+    // Prefixes are text, never patterns.
+    let all = s.approval_ids_starting("", 10).unwrap();
+    assert_eq!(all.len(), 4);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+    assert_eq!(
+        s.approval_ids_starting("01", 10).unwrap(),
+        vec![id(1).to_string()]
+    );
+    assert_eq!(s.approval_ids_starting("0", 2).unwrap().len(), 2);
+    for p in ["%", "_", "0%", "\0", "zz"] {
+        assert!(s.approval_ids_starting(p, 10).unwrap().is_empty(), "{p:?}");
+    }
+}
+
+fn vote(identity: &str, approve: bool, at_ms: i64, generation: u32) -> Vote {
+    Vote {
+        approval: id(1),
+        kind: ApproverKind::UserRequest,
+        identity: identity.to_string(),
+        approve,
+        reason: None,
+        relayed: false,
+        channel: "cli".to_string(),
+        risk: RiskClass::R3,
+        generation,
+        at_ms,
+    }
+}
+
+#[test]
+fn a_new_vote_replaces_the_same_identitys_stale_one() {
+    let Some(db) = db("a_new_vote_replaces_the_same_identitys_stale_one") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    tx.put_approval(&approval(id(1), binding(1), T0)).unwrap();
+    tx.put_vote(&vote("alice", false, T0 + 1, 0)).unwrap();
+    tx.put_vote(&vote("bob", true, T0 + 2, 0)).unwrap();
+    tx.put_vote(&vote("carol", true, T0 + 2, 0)).unwrap();
+    // Alice again, on a newer generation: her old vote is gone.
+    tx.put_vote(&vote("alice", true, T0 + 3, 1)).unwrap();
+    tx.commit().unwrap();
+    let mut tx = s.begin().unwrap();
+    let votes = tx.votes(&id(1)).unwrap();
+    let seen: Vec<_> = votes
+        .iter()
+        .map(|v| (v.identity.as_str(), v.approve, v.generation))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![("bob", true, 0), ("carol", true, 0), ("alice", true, 1)]
+    );
+    assert!(tx.votes(&id(2)).unwrap().is_empty());
+    // A vote on no approval is refused by the database.
+    let mut orphan = vote("dave", true, T0, 0);
+    orphan.approval = id(7);
+    assert!(matches!(
+        tx.put_vote(&orphan),
+        Err(StoreError::Backend { .. })
+    ));
+}
+
+#[test]
+fn a_key_is_used_once_until_it_lapses() {
+    let Some(db) = db("a_key_is_used_once_until_it_lapses") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    assert!(tx.use_key("nonce-1", T0 + 1_000, T0).unwrap());
+    assert!(!tx.use_key("nonce-1", T0 + 1_000, T0).unwrap());
+    assert!(tx.use_key("nonce-2", T0 + 1_000, T0).unwrap());
+    tx.commit().unwrap();
+    let other = db.store();
+    let mut tx = other.begin().unwrap();
+    assert!(!tx.use_key("nonce-1", T0 + 1_000, T0 + 10).unwrap());
+    // Past its time it may be forgotten, and then used again.
+    assert!(tx.use_key("nonce-1", T0 + 9_000, T0 + 2_000).unwrap());
+    tx.commit().unwrap();
+    assert_eq!(
+        db.column("SELECT count(*) FROM records WHERE ns = 'key'"),
+        vec!["1"]
+    );
+}
+
+#[test]
+fn acknowledgements_and_shown_records_put_get_and_prune() {
+    let Some(db) = db("acknowledgements_and_shown_records_put_get_and_prune") else {
+        return;
+    };
+    let s = db.store();
+    let ack = |key: &str, expires_ms: i64| Ack {
+        key: key.to_string(),
+        scope: "session:s1".to_string(),
+        by: "agent".to_string(),
+        reason: Some("read it".to_string()),
+        created_ms: T0,
+        expires_ms,
+    };
+    let shown = |id: &str, scope: &str, shown_ms: i64| Shown {
+        id: id.to_string(),
+        binding: "b".repeat(64),
+        scope: scope.to_string(),
+        shown_ms,
+        expires_ms: shown_ms + 1_000,
+        keys: vec!["mem:1".to_string(), "sop:deploy#1".to_string()],
+    };
+    let mut tx = s.begin().unwrap();
+    tx.put_ack(&ack("mem:1", T0 + 10)).unwrap();
+    tx.put_ack(&ack("mem:2", T0 + 5_000)).unwrap();
+    // Replaced, not added.
+    tx.put_ack(&ack("mem:1", T0 + 20)).unwrap();
+    assert_eq!(
+        tx.ack("mem:1", "session:s1").unwrap(),
+        Some(ack("mem:1", T0 + 20))
+    );
+    assert!(tx.ack("mem:1", "session:s2").unwrap().is_none());
+    for (id, scope, at) in [
+        ("a", "s1", T0),
+        ("b", "s1", T0 + 5),
+        ("c", "s2", T0 + 5),
+        ("d", "s1", T0 + 5),
+    ] {
+        tx.put_shown(&shown(id, scope, at)).unwrap();
+    }
+    assert_eq!(tx.shown("b").unwrap(), Some(shown("b", "s1", T0 + 5)));
+    assert!(tx.shown("zz").unwrap().is_none());
+    // Newest first, the later insert first among equal times.
+    let ids: Vec<String> = tx
+        .shown_in_scope("s1", T0, 10)
+        .unwrap()
+        .into_iter()
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(ids, ["d", "b", "a"]);
+    assert_eq!(tx.shown_in_scope("s1", T0 + 1, 1).unwrap().len(), 1);
+    // Expired before T0 + 1003: only "a" (expires T0 + 1000).
+    assert_eq!(tx.prune_shown(T0 + 1_003).unwrap(), 1);
+    assert!(tx.shown("a").unwrap().is_none());
+    assert!(
+        tx.ack("mem:1", "session:s1").unwrap().is_none(),
+        "lapsed ack pruned"
+    );
+    assert!(tx.ack("mem:2", "session:s1").unwrap().is_some());
+    tx.commit().unwrap();
+}
+
+#[test]
+fn audit_appends_scan_back_and_forth_and_verify() {
+    let Some(db) = db("audit_appends_scan_back_and_forth_and_verify") else {
+        return;
+    };
+    let s = db.store();
+    assert_eq!(s.audit_head().unwrap(), None);
+    assert_eq!(verify(&s).unwrap().entries, 0);
+    // 600 entries: more than one batch of a scan.
+    for chunk in 0..3u64 {
+        let mut tx = s.begin().unwrap();
+        for i in 1..=200u64 {
+            let n = chunk * 200 + i;
+            assert_eq!(tx.append(&event(n)).unwrap(), n);
+        }
+        tx.commit().unwrap();
+    }
+    let v = verify(&s).unwrap();
+    assert_eq!((v.entries, v.head_seq), (600, 600));
+    let (head_seq, head_hash) = s.audit_head().unwrap().unwrap();
+    assert_eq!(head_seq, 600);
+    let mut rows: Vec<AuditRow> = Vec::new();
+    let head = s
+        .scan_audit(598, &mut |r| {
+            rows.push(r);
+            true
+        })
+        .unwrap();
+    assert_eq!(head, Some((600, head_hash)));
+    assert_eq!(
+        rows.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [598, 599, 600]
+    );
+    assert_eq!(rows[2].hash, head_hash);
+    let entry: serde_json::Value = serde_json::from_str(&rows[0].entry).unwrap();
+    assert_eq!(entry["data"]["n"], 598);
+    // A visitor that stops early sees only what it asked for.
+    let mut seen = 0;
+    s.scan_audit(1, &mut |_| {
+        seen += 1;
+        seen < 5
+    })
+    .unwrap();
+    assert_eq!(seen, 5);
+    let mut back = Vec::new();
+    s.scan_audit_back(301, &mut |r| {
+        back.push(r.seq);
+        back.len() < 260
+    })
+    .unwrap();
+    assert_eq!(back.len(), 260);
+    assert_eq!(back[0], 300);
+    assert_eq!(*back.last().unwrap(), 41);
+    let mut all_back = 0;
+    s.scan_audit_back(u64::MAX, &mut |_| {
+        all_back += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(all_back, 600);
+    check_anchor(&s, 300, &rows_hash(&s, 300)).unwrap();
+    assert!(check_anchor(&s, 300, &rows_hash(&s, 301)).is_err());
+    assert!(check_anchor(&s, 700, &head_hash).is_err());
+
+    // A second handle goes on from the same head.
+    let other = db.store();
+    let mut tx = other.begin().unwrap();
+    assert_eq!(tx.append(&event(601)).unwrap(), 601);
+    tx.commit().unwrap();
+    assert_eq!(verify(&s).unwrap().entries, 601);
+
+    // Tampering is caught where it happened.
+    db.sql("UPDATE audit SET entry = replace(entry, '\"n\":77', '\"n\":78') WHERE seq = 77");
+    match verify(&s) {
+        Err(StoreError::Chain(b)) => assert_eq!(b.seq, 77),
+        other => panic!("edited row not caught: {other:?}"),
+    }
+}
+
+fn rows_hash(s: &PostgresStore, seq: u64) -> [u8; 32] {
+    let mut hash = None;
+    s.scan_audit(seq, &mut |r| {
+        hash = Some(r.hash);
+        false
+    })
+    .unwrap();
+    hash.unwrap()
+}
+
+#[test]
+fn a_transaction_dropped_without_commit_leaves_nothing() {
+    let Some(db) = db("a_transaction_dropped_without_commit_leaves_nothing") else {
+        return;
+    };
+    let s = db.store();
+    {
+        let mut tx = s.begin().unwrap();
+        tx.put_approval(&approval(id(1), binding(1), T0)).unwrap();
+        tx.append(&event(1)).unwrap();
+        tx.put_memory(&mem("never committed", &[], 0.5)).unwrap();
+        assert!(tx.use_key("k", T0 + 1, T0).unwrap());
+        // Not visible to readers meanwhile.
+        assert!(s.read_approval(&id(1)).unwrap().is_none());
+    }
+    assert!(s.read_approval(&id(1)).unwrap().is_none());
+    assert_eq!(s.audit_head().unwrap(), None);
+    assert!(s.list_memories(None, usize::MAX).unwrap().is_empty());
+    assert_eq!(s.memories_rev().unwrap(), 0);
+    // The lock was released: another handle writes at once, and the key
+    // was never used.
+    let other = db.store();
+    let mut tx = other.begin().unwrap();
+    assert!(tx.use_key("k", T0 + 1, T0).unwrap());
+    assert_eq!(tx.append(&event(1)).unwrap(), 1);
+    tx.commit().unwrap();
+    assert_eq!(verify(&s).unwrap().entries, 1);
+}
+
+#[test]
+fn a_failed_statement_aborts_the_transaction_and_commit_says_so() {
+    let Some(db) = db("a_failed_statement_aborts_the_transaction_and_commit_says_so") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    tx.append(&event(1)).unwrap();
+    // Confidence out of range: refused by the database.
+    assert!(matches!(
+        tx.put_memory(&mem("bad", &[], 2.0)),
+        Err(StoreError::Backend { .. })
+    ));
+    let err = tx.commit().unwrap_err();
+    assert!(err.to_string().contains("nothing was committed"), "{err}");
+    assert_eq!(s.audit_head().unwrap(), None);
+    // The connection went back to the pool clean.
+    for _ in 0..8 {
+        let mut tx = s.begin().unwrap();
+        tx.append(&event(1)).unwrap();
+        drop(tx);
+    }
+    let mut tx = s.begin().unwrap();
+    assert_eq!(tx.append(&event(1)).unwrap(), 1);
+    tx.commit().unwrap();
+}
+
+fn mem(text: &str, cats: &[Category], confidence: f64) -> Memory {
+    Memory {
+        id: 0,
+        text: text.to_string(),
+        categories: cats.to_vec(),
+        confidence,
+        source: Some("test".to_string()),
+        created_ms: 0,
+    }
+}
+
+fn add(s: &PostgresStore, clock: &ManualClock, text: &str, cats: &[Category], c: f64) -> u64 {
+    add_memory(s, clock, mem(text, cats, c), "tester")
+        .unwrap()
+        .id
+}
+
+fn query(terms: &[&str]) -> MemoryQuery {
+    MemoryQuery {
+        terms: terms.iter().map(|t| t.to_string()).collect(),
+        min_confidence: 0.0,
+        categories: Vec::new(),
+        limit: 100,
+    }
+}
+
+fn ids(found: &[Memory]) -> Vec<u64> {
+    found.iter().map(|m| m.id).collect()
+}
+
+fn sorted(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort();
+    v
+}
+
+#[test]
+fn memory_search_filters_whole_words_phrases_and_limits() {
+    use Category::*;
+    let Some(db) = db("memory_search_filters_whole_words_phrases_and_limits") else {
+        return;
+    };
+    let s = db.store();
+    let clock = ManualClock::new(T0);
+    let a = add(
+        &s,
+        &clock,
+        "pg_dump locks the billing database for minutes",
+        &[Gotchas],
+        0.9,
+    );
+    let b = add(
+        &s,
+        &clock,
+        "Deploys to billing go through the release train",
+        &[Process],
+        0.6,
+    );
+    let c = add(
+        &s,
+        &clock,
+        "The billing database has no replica",
+        &[Technical, Gotchas],
+        0.3,
+    );
+    let d = add(&s, &clock, "host 10.0.0.163 is flaky", &[General], 1.0);
+    let e = add(&s, &clock, "host 10.0.0.16 is fine", &[General], 1.0);
+    let f = add(&s, &clock, "Café Zürich 東京 сервер", &[], 0.5);
+
+    assert_eq!(
+        sorted(ids(&s.search_memories(&query(&["billing"])).unwrap())),
+        vec![a, b, c]
+    );
+    // Any term matches.
+    assert_eq!(
+        sorted(ids(&s
+            .search_memories(&query(&["replica", "train", "absent"]))
+            .unwrap())),
+        vec![b, c]
+    );
+    // Whole words only; case and diacritics do not matter.
+    assert!(s.search_memories(&query(&["bill"])).unwrap().is_empty());
+    assert_eq!(
+        sorted(ids(&s
+            .search_memories(&query(&["BÍLLING", "cafe"]))
+            .unwrap())),
+        vec![a, b, c, f]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["zurich"])).unwrap()),
+        vec![f]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["СЕРВЕР"])).unwrap()),
+        vec![f]
+    );
+    assert_eq!(ids(&s.search_memories_text("東京", 10).unwrap()), vec![f]);
+    // A term is a phrase of its words, in order.
+    assert_eq!(
+        ids(&s.search_memories(&query(&["10.0.0.163"])).unwrap()),
+        vec![d]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["10.0.0.16"])).unwrap()),
+        vec![e]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["pg_dump"])).unwrap()),
+        vec![a]
+    );
+    assert_eq!(
+        ids(&s.search_memories(&query(&["release train"])).unwrap()),
+        vec![b]
+    );
+    assert!(
+        s.search_memories(&query(&["train release"]))
+            .unwrap()
+            .is_empty()
+    );
+
+    let mut q = query(&["billing"]);
+    q.min_confidence = 0.5;
+    assert_eq!(sorted(ids(&s.search_memories(&q).unwrap())), vec![a, b]);
+    q.min_confidence = f64::NAN;
+    assert_eq!(s.search_memories(&q).unwrap().len(), 3, "NaN is no floor");
+    let mut q = query(&["billing"]);
+    q.categories = vec![Gotchas];
+    assert_eq!(sorted(ids(&s.search_memories(&q).unwrap())), vec![a, c]);
+    q.categories = vec![Process, Technical];
+    assert_eq!(sorted(ids(&s.search_memories(&q).unwrap())), vec![b, c]);
+    q.categories = vec![Security];
+    assert!(s.search_memories(&q).unwrap().is_empty());
+    let mut q = query(&["billing"]);
+    q.limit = 2;
+    assert_eq!(s.search_memories(&q).unwrap().len(), 2);
+    q.limit = 0;
+    assert!(s.search_memories(&q).unwrap().is_empty());
+    q.limit = usize::MAX;
+    assert_eq!(s.search_memories(&q).unwrap().len(), 3);
+
+    // Memories come back whole.
+    let got = s.search_memories(&query(&["replica"])).unwrap();
+    assert_eq!(got[0].text, "The billing database has no replica");
+    assert_eq!(got[0].categories, vec![Technical, Gotchas]);
+    assert_eq!(got[0].confidence, 0.3);
+    assert_eq!(got[0].source.as_deref(), Some("test"));
+    assert_eq!(got[0].created_ms, T0);
+    assert_eq!(
+        s.search_memories_text("pg_dump", 10).unwrap()[0].categories,
+        vec![Gotchas]
+    );
+    assert_eq!(
+        s.list_memories(None, 1).unwrap()[0].categories,
+        vec![General]
+    );
+
+    // Free text: every word.
+    assert_eq!(
+        ids(&s.search_memories_text("host flaky", 10).unwrap()),
+        vec![d]
+    );
+    assert_eq!(
+        sorted(ids(&s.search_memories_text("host", 10).unwrap())),
+        vec![d, e]
+    );
+    assert!(
+        s.search_memories_text("host 10.0.0.1", 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(s.search_memories_text("pg_dump", 0).unwrap().is_empty());
+    // No terms, no results.
+    assert!(s.search_memories(&query(&[])).unwrap().is_empty());
+    assert!(
+        s.search_memories(&query(&["", "--", "  "]))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(s.search_memories_text("", 10).unwrap().is_empty());
+
+    // Listing: newest first, by category.
+    assert_eq!(
+        ids(&s.list_memories(None, usize::MAX).unwrap()),
+        vec![f, e, d, c, b, a]
+    );
+    assert_eq!(
+        ids(&s.list_memories(Some(Gotchas), usize::MAX).unwrap()),
+        vec![c, a]
+    );
+    assert_eq!(ids(&s.list_memories(Some(General), 2).unwrap()), vec![f, e]);
+}
+
+#[test]
+fn hostile_terms_never_error_and_stay_literal() {
+    let Some(db) = db("hostile_terms_never_error_and_stay_literal") else {
+        return;
+    };
+    let s = db.store();
+    let clock = ManualClock::new(T0);
+    let or = add(&s, &clock, "a or b: NEAR the x star", &[], 0.5);
+    let _other = add(&s, &clock, "something else entirely", &[], 0.5);
+    let hostile = [
+        "\"",
+        "\"\"",
+        "*",
+        "NEAR(",
+        "OR",
+        "AND",
+        "NOT",
+        "-",
+        "--",
+        "",
+        " ",
+        "^",
+        "x*",
+        "\"a\" OR x*",
+        "text:secret",
+        "(",
+        ")",
+        "a\0b",
+        "\u{1}",
+        "+",
+        "'",
+        "''",
+        "\\",
+        "`",
+        ";DROP TABLE memories;--",
+        "🙂",
+        "\u{10FFFD}",
+        "\u{301}",
+        "ﬁ",
+        "½",
+        "!",
+        "!a",
+        "a & b",
+        "a | b",
+        "a <-> b",
+        "a <2> b",
+        "a:*",
+        "a:A",
+        "'a' | 'b'",
+        "&",
+        "|",
+        "<->",
+        "%",
+        "_",
+        "$1",
+        "E'\\x00'",
+    ];
+    for t in hostile {
+        let got = s.search_memories(&query(&[t]));
+        assert!(got.is_ok(), "{t:?}: {got:?}");
+        let got = s.search_memories_text(t, 10);
+        assert!(got.is_ok(), "{t:?}: {got:?}");
+    }
+    assert!(s.search_memories(&query(&hostile)).is_ok());
+    assert!(s.search_memories_text(&hostile.join(" "), 10).is_ok());
+    // Query words are text: `OR` is the word "or", `x*` the word "x" (no
+    // prefix search), `!` no negation, `|` no alternative.
+    assert_eq!(ids(&s.search_memories(&query(&["OR"])).unwrap()), vec![or]);
+    assert_eq!(
+        ids(&s.search_memories(&query(&["NEAR("])).unwrap()),
+        vec![or]
+    );
+    assert_eq!(
+        ids(&s.search_memories_text("\"a\" OR x*", 10).unwrap()),
+        vec![or]
+    );
+    assert!(s.search_memories_text("st*", 10).unwrap().is_empty());
+    assert!(s.search_memories_text("sta:*", 10).unwrap().is_empty());
+    assert_eq!(ids(&s.search_memories_text("!b a", 10).unwrap()), vec![or]);
+    assert!(s.search_memories_text("b|entirely", 10).unwrap().is_empty());
+    assert!(s.search_memories_text("b NOT a", 10).unwrap().is_empty());
+    // The table is still there.
+    assert_eq!(s.list_memories(None, usize::MAX).unwrap().len(), 2);
+}
+
+#[test]
+fn best_match_first() {
+    let Some(db) = db("best_match_first") else {
+        return;
+    };
+    let s = db.store();
+    let clock = ManualClock::new(T0);
+    let filler = "the quick brown fox jumps over the lazy dog again and again";
+    let weak = add(&s, &clock, &format!("kubectl {filler} {filler}"), &[], 0.5);
+    let strong = add(&s, &clock, "kubectl kubectl drain", &[], 0.5);
+    let both = add(
+        &s,
+        &clock,
+        "kubectl drain on prod needs the release manager",
+        &[],
+        0.5,
+    );
+    for i in 0..20 {
+        add(&s, &clock, &format!("unrelated note {i}"), &[], 0.5);
+    }
+    let found = ids(&s.search_memories(&query(&["kubectl"])).unwrap());
+    assert_eq!(found.len(), 3);
+    assert_eq!(found[0], strong);
+    assert_eq!(
+        *found.last().unwrap(),
+        weak,
+        "the long text mentioning it once is last"
+    );
+    // Matching more terms beats matching one.
+    let found = ids(&s
+        .search_memories(&query(&["release", "manager", "kubectl"]))
+        .unwrap());
+    assert_eq!(found[0], both);
+    // Among many matches, the ones matching the other term too come first.
+    let items: Vec<Memory> = (0..300)
+        .map(|i| {
+            let extra = if i % 100 == 7 {
+                " never force push to main"
+            } else {
+                ""
+            };
+            mem(&format!("git note {i}{extra}"), &[Category::Process], 0.5)
+        })
+        .collect();
+    let new = import_memories(&s, &clock, items, "tester").unwrap();
+    let rare: Vec<u64> = new
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 100 == 7)
+        .map(|(_, id)| *id)
+        .collect();
+    let mut q = query(&["git", "force push"]);
+    q.limit = 3;
+    assert_eq!(sorted(ids(&s.search_memories(&q).unwrap())), rare);
+}
+
+#[test]
+fn the_memories_revision_moves_on_every_committed_change_seen_from_another_handle() {
+    let Some(db) =
+        db("the_memories_revision_moves_on_every_committed_change_seen_from_another_handle")
+    else {
+        return;
+    };
+    let s = db.store();
+    let other = db.store();
+    let clock = ManualClock::new(T0);
+    let r0 = other.memories_rev().unwrap();
+    assert_eq!(s.memories_rev().unwrap(), r0);
+    let id = add(&s, &clock, "first lesson", &[], 0.5);
+    let r1 = other.memories_rev().unwrap();
+    assert_ne!(r1, r0);
+    assert_eq!(
+        ids(&other.search_memories(&query(&["lesson"])).unwrap()),
+        vec![id]
+    );
+    // Replacing a memory moves it too, and the index follows the text.
+    {
+        let mut tx = s.begin().unwrap();
+        let mut m = mem("second version", &[], 0.5);
+        m.id = id;
+        assert_eq!(tx.put_memory(&m).unwrap(), id);
+        tx.commit().unwrap();
+    }
+    let r2 = other.memories_rev().unwrap();
+    assert_ne!(r2, r1);
+    assert!(
+        other
+            .search_memories(&query(&["lesson"]))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        ids(&other.search_memories(&query(&["version"])).unwrap()),
+        vec![id]
+    );
+    // An uncommitted change is not seen and does not move the revision.
+    {
+        let mut tx = s.begin().unwrap();
+        tx.put_memory(&mem("never committed", &[], 0.5)).unwrap();
+        assert_eq!(other.memories_rev().unwrap(), r2);
+    }
+    assert_eq!(other.memories_rev().unwrap(), r2);
+    assert!(remove_memory(&s, &clock, id, "tester").unwrap());
+    let r3 = other.memories_rev().unwrap();
+    assert_ne!(r3, r2);
+    assert!(
+        other
+            .search_memories(&query(&["version"]))
+            .unwrap()
+            .is_empty()
+    );
+    // Removing what is not there changes nothing.
+    assert!(!remove_memory(&s, &clock, id, "tester").unwrap());
+    assert!(!remove_memory(&s, &clock, u64::MAX, "tester").unwrap());
+    assert_eq!(other.memories_rev().unwrap(), r3);
+
+    // An id given by hand is never handed out again, nor a removed one.
+    {
+        let mut tx = s.begin().unwrap();
+        let mut m = mem("placed by hand", &[], 0.5);
+        m.id = 1_000;
+        assert_eq!(tx.put_memory(&m).unwrap(), 1_000);
+        tx.commit().unwrap();
+    }
+    let next = add(&s, &clock, "after the hand-placed one", &[], 0.5);
+    assert!(next > 1_000, "{next}");
+    assert_ne!(next, id);
+    // Every change was audited, and the chain holds.
+    assert_eq!(verify(&s).unwrap().entries, 3);
+}
+
+#[test]
+fn operators_and_bypasses_round_trip() {
+    let Some(db) = db("operators_and_bypasses_round_trip") else {
+        return;
+    };
+    let s = db.store();
+    let op = |name: &str| Operator {
+        name: name.to_string(),
+        token_sha256: "ab".repeat(32),
+        created_ms: T0,
+        created_by: "admin".to_string(),
+        token_issued_ms: T0,
+        removed_ms: None,
+        identities: vec![format!("slack:U{name}")],
+    };
+    let bypass = |id: &str| Bypass {
+        id: id.to_string(),
+        layers: vec![Layer::Knowledge],
+        reason: "incident 42".to_string(),
+        by: "alice".to_string(),
+        started_ms: T0,
+        until_ms: T0 + 60_000,
+        ended: None,
+    };
+    assert!(s.read_operators().unwrap().is_empty());
+    assert!(s.read_bypasses().unwrap().is_empty());
+    let mut tx = s.begin().unwrap();
+    tx.put_operator(&op("carol")).unwrap();
+    tx.put_operator(&op("alice")).unwrap();
+    tx.put_operator(&op("bob")).unwrap();
+    let mut removed = op("bob");
+    removed.removed_ms = Some(T0 + 5);
+    tx.put_operator(&removed).unwrap();
+    tx.put_bypass(&bypass("b1")).unwrap();
+    let mut ended = bypass("b1");
+    ended.ended = Some((T0 + 10, "bob".to_string()));
+    tx.put_bypass(&ended).unwrap();
+    tx.put_bypass(&bypass("b2")).unwrap();
+    assert_eq!(tx.operators().unwrap().len(), 3);
+    assert_eq!(tx.bypasses().unwrap().len(), 2);
+    // Not visible outside before the commit.
+    assert!(s.read_operators().unwrap().is_empty());
+    tx.commit().unwrap();
+    let ops = s.read_operators().unwrap();
+    assert_eq!(ops, vec![op("alice"), removed, op("carol")]);
+    let mut bs = s.read_bypasses().unwrap();
+    bs.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(bs, vec![ended, bypass("b2")]);
+}
+
+#[test]
+fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
+    let Some(db) = db("migrations_are_idempotent_and_a_newer_schema_is_refused") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    tx.append(&event(1)).unwrap();
+    tx.commit().unwrap();
+    // Connecting again (twice, at once) changes nothing.
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let url = db.url.clone();
+            let schema = db.schema.clone();
+            std::thread::spawn(move || PostgresStore::connect_in_schema(&url, &schema).unwrap())
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(verify(&h.join().unwrap()).unwrap().entries, 1);
+    }
+    assert_eq!(
+        db.column("SELECT version FROM schema_migrations ORDER BY version"),
+        vec!["1"]
+    );
+    db.sql("INSERT INTO schema_migrations (version) VALUES (99)");
+    match PostgresStore::connect_in_schema(&db.url, &db.schema) {
+        Err(StoreError::SchemaTooNew {
+            found,
+            known,
+            location,
+        }) => {
+            assert_eq!((found, known), (99, 1));
+            assert!(location.starts_with("postgres://"), "{location}");
+        }
+        other => panic!("a newer schema was accepted: {other:?}"),
+    }
+}
+
+#[test]
+fn the_location_names_no_password_and_bad_schema_names_are_refused() {
+    let Some(db) = db("the_location_names_no_password_and_bad_schema_names_are_refused") else {
+        return;
+    };
+    let s = db.store();
+    let loc = s.location();
+    assert!(loc.starts_with("postgres://"), "{loc}");
+    assert!(!loc.contains('@'), "{loc}");
+    assert!(!loc.contains(&db.schema), "{loc}");
+    let err = PostgresStore::connect_in_schema(&db.url, "Bad; DROP").unwrap_err();
+    assert!(
+        err.to_string().contains("not a plain lowercase identifier"),
+        "{err}"
+    );
+    let err = PostgresStore::connect("postgres://u:hunter2@127.0.0.1:1/x").unwrap_err();
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert!(
+        err.to_string().contains("postgres://127.0.0.1:1/x"),
+        "{err}"
+    );
+}
+
+/// Store calls from inside async tasks (a mistake, but it happens) work
+/// instead of panicking, on both kinds of runtime.
+#[test]
+fn calls_from_async_tasks_work_on_either_runtime() {
+    let Some(db) = db("calls_from_async_tasks_work_on_either_runtime") else {
+        return;
+    };
+    let s = std::sync::Arc::new(db.store());
+    let work = |s: std::sync::Arc<PostgresStore>, n: u64| async move {
+        let mut tx = s.begin().unwrap();
+        let seq = tx.append(&event(n)).unwrap();
+        tx.commit().unwrap();
+        assert!(s.audit_head().unwrap().is_some());
+        seq
+    };
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(current.block_on(work(s.clone(), 1)), 1);
+    // Spawned as a task, and from spawn_blocking (the intended way).
+    assert_eq!(
+        current.block_on(current.spawn(work(s.clone(), 2))).unwrap(),
+        2
+    );
+    let s2 = s.clone();
+    let seq = current
+        .block_on(current.spawn_blocking(move || {
+            let mut tx = s2.begin().unwrap();
+            let seq = tx.append(&event(3)).unwrap();
+            tx.commit().unwrap();
+            seq
+        }))
+        .unwrap();
+    assert_eq!(seq, 3);
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(multi.block_on(multi.spawn(work(s.clone(), 4))).unwrap(), 4);
+    assert_eq!(multi.block_on(work(s.clone(), 5)), 5);
+    assert_eq!(verify(&*s).unwrap().entries, 5);
+    // Dropping the store inside a task does not panic either.
+    let last = std::sync::Arc::new(db.store());
+    drop(s);
+    current
+        .block_on(current.spawn(async move {
+            drop(last);
+        }))
+        .unwrap();
+}

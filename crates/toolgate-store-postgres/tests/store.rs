@@ -961,3 +961,27 @@ fn calls_from_async_tasks_work_on_either_runtime() {
         }))
         .unwrap();
 }
+
+/// `connect` (no schema of its own) uses the connection's search_path: here
+/// set in the URL, to a schema made beforehand.
+#[test]
+fn connect_uses_the_search_path_of_the_url() {
+    let Some(db) = db("connect_uses_the_search_path_of_the_url") else {
+        return;
+    };
+    db.sql(&format!("CREATE SCHEMA {}", db.schema));
+    let sep = if db.url.contains('?') { '&' } else { '?' };
+    let url = format!("{}{sep}options=-c%20search_path%3D{}", db.url, db.schema);
+    let s = PostgresStore::connect(&url).unwrap();
+    let mut tx = s.begin().unwrap();
+    tx.append(&event(1)).unwrap();
+    tx.commit().unwrap();
+    // Already migrated: the second connect takes the quick path.
+    let again = PostgresStore::connect(&url).unwrap();
+    assert_eq!(verify(&again).unwrap().entries, 1);
+    assert_eq!(db.column("SELECT count(*) FROM audit"), vec!["1"]);
+    assert_eq!(
+        db.column("SELECT version FROM schema_migrations"),
+        vec!["1"]
+    );
+}

@@ -31,7 +31,8 @@ pub enum StoreSpec {
 }
 
 impl StoreSpec {
-    /// Reads `sqlite:DIR` or `postgres://…` (`postgresql://` too); the
+    /// Reads `sqlite:DIR` or `postgres://…` (`postgresql://` too; a URL's
+    /// options such as `?options=-csearch_path%3Dteam` are the engine's); the
     /// error says what is accepted.
     pub fn parse(text: &str) -> Result<StoreSpec> {
         let t = text.trim();
@@ -115,12 +116,11 @@ pub fn open_store(dir: &std::path::Path) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
-/// Connects to the PostgreSQL store at `url`.
+/// Connects to the PostgreSQL store at `url` (migrating it if needed).
 fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
-    anyhow::bail!(
-        "--store {}: this toolgate cannot use PostgreSQL yet; use sqlite:DIR",
-        redact_password(url)
-    )
+    let store = toolgate_store_postgres::PostgresStore::connect(url)
+        .with_context(|| format!("cannot open the toolgate state at {}", redact_password(url)))?;
+    Ok(Arc::new(store))
 }
 
 /// The OS user id of this process, when it can be read.

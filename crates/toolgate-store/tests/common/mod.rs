@@ -18,7 +18,34 @@ pub fn backend() -> String {
     std::env::var("TOOLGATE_TEST_STORE").unwrap_or_else(|_| "sqlite".to_string())
 }
 
-/// A fresh temporary directory, removed when dropped.
+/// The database the kit runs on with `TOOLGATE_TEST_STORE=postgres`.
+fn postgres_url() -> String {
+    std::env::var("TOOLGATE_TEST_POSTGRES_URL")
+        .expect("TOOLGATE_TEST_STORE=postgres needs TOOLGATE_TEST_POSTGRES_URL (postgres://…/test)")
+}
+
+/// The PostgreSQL schema standing for a test's place: its directory's
+/// random name, so every handle a test opens on `dir` shares it.
+fn schema_for(dir: &Path) -> String {
+    let name = dir
+        .ancestors()
+        .filter_map(|p| p.file_name())
+        .map(|n| n.to_string_lossy())
+        .find(|n| n.starts_with("toolgate-test-"))
+        .expect("a place made by TempDir::new");
+    let suffix: String = name
+        .chars()
+        .rev()
+        .take(16)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("kit_{suffix}")
+}
+
+/// A fresh temporary directory (and, on PostgreSQL, the schema standing
+/// for it), removed when dropped.
 pub struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
@@ -35,7 +62,27 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        if backend() == "postgres" {
+            drop_schema(&schema_for(&self.0));
+        }
     }
+}
+
+/// Drops a test's schema (best effort: a leftover is only clutter).
+fn drop_schema(schema: &str) {
+    let url = postgres_url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        if let Ok((client, conn)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+            tokio::spawn(conn);
+            let _ = client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .await;
+        }
+    });
 }
 
 pub const T0: i64 = 1_800_000_000_000;
@@ -57,7 +104,14 @@ pub fn not_sqlite(why: &str) -> bool {
 pub fn store(dir: &Path) -> Arc<dyn Store> {
     match backend().as_str() {
         "sqlite" => Arc::new(SqliteStore::open(dir, SyncMode::Normal).unwrap()),
-        other => panic!("TOOLGATE_TEST_STORE={other}: no such store backend (sqlite)"),
+        "postgres" => Arc::new(
+            toolgate_store_postgres::PostgresStore::connect_in_schema(
+                &postgres_url(),
+                &schema_for(dir),
+            )
+            .unwrap(),
+        ),
+        other => panic!("TOOLGATE_TEST_STORE={other}: no such store backend (sqlite, postgres)"),
     }
 }
 

@@ -51,6 +51,9 @@ fn init_logs() {
 fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let (dir, _) = data.resolve();
     let store = data.open()?;
+    // With --store elsewhere, nothing else has made the data directory the
+    // tokens and the link key live in.
+    crate::state::ensure_private_dir(&dir)?;
     let tokens = Tokens::load(
         &dir,
         std::env::var("TOOLGATE_AGENT_TOKEN").ok(),

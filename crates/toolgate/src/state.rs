@@ -123,6 +123,25 @@ fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
+/// Creates `dir` (and its parents) if missing, the directory itself
+/// readable by this user alone: it holds the daemon's tokens and keys.
+pub fn ensure_private_dir(dir: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| {
+            format!(
+                "cannot create the data directory {} (pass --data-dir DIR or set TOOLGATE_DATA_DIR to a writable directory)",
+                dir.display()
+            )
+        })
+}
+
 /// The OS user id of this process, when it can be read.
 pub fn os_uid() -> Option<u32> {
     use std::os::unix::fs::MetadataExt;

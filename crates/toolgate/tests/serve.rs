@@ -265,3 +265,72 @@ fn approvals_work_against_a_daemon() {
     let out = cli(&["show", "0000ffff"], Some(&operator));
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Runs `sql` on the test database (a fresh runtime for one statement).
+fn postgres(url: &str, sql: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client.batch_execute(sql).await.unwrap();
+    });
+}
+
+#[test]
+fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_dir() {
+    let Ok(url) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {
+        eprintln!(
+            "skipped: TOOLGATE_TEST_POSTGRES_URL is unset (a PostgreSQL database to test on)"
+        );
+        return;
+    };
+    let schema = format!("serve_{}", std::process::id());
+    postgres(&url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let store = format!("{url}{sep}options=-csearch_path%3D{schema}");
+    let dir = temp_dir("postgres");
+    let data = dir.join("data");
+    let d = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--store",
+            &store,
+        ],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    // The data directory was made (privately) for the tokens alone.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&data).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert!(
+        !data.join("toolgate.db").exists(),
+        "no SQLite beside PostgreSQL"
+    );
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &token(&data, "agent"),
+        r#"{"tool":"exec","params":{"command":"git push origin main"}}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("escalate")), "{v}");
+    drop(d);
+    // What the daemon recorded is in the database: the CLI reads it there.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--store", &store, "approvals", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("git push origin main"), "{listed}");
+    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -29,6 +29,7 @@ pub fn spawn<V: AsRef<OsStr>>(args: &[&str], env: &[(&str, V)]) -> Result<Daemon
     cmd.env_remove("TOOLGATE_AGENT_TOKEN")
         .env_remove("TOOLGATE_OPERATOR_TOKEN")
         .env_remove("TOOLGATE_DATA_DIR")
+        .env_remove("TOOLGATE_STORE")
         .env_remove("TOOLGATE_POLICY");
     for (k, v) in env {
         cmd.env(k, v);

@@ -334,3 +334,156 @@ fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_
     postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two daemons on one PostgreSQL schema (the same tokens, data dirs of
+/// their own), and the store URL; `None` (with a line saying why) without a
+/// test database.
+fn two_daemons_on_postgres(tag: &str) -> Option<(common::Daemon, common::Daemon, String, String)> {
+    let Ok(url) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {
+        eprintln!(
+            "skipped: TOOLGATE_TEST_POSTGRES_URL is unset (a PostgreSQL database to test on)"
+        );
+        return None;
+    };
+    let schema = format!("{tag}_{}", std::process::id());
+    postgres(
+        &url,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
+    );
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let store = format!("{url}{sep}options=-csearch_path%3D{schema}");
+    let env = [
+        (
+            "TOOLGATE_AGENT_TOKEN",
+            "agent-token-for-replicas-0123456789",
+        ),
+        (
+            "TOOLGATE_OPERATOR_TOKEN",
+            "operator-token-for-replicas-0123456789",
+        ),
+    ];
+    let dir = temp_dir(tag);
+    let start = |name: &str| {
+        let data = dir.join(name).display().to_string();
+        spawn(
+            &[
+                "--listen",
+                "127.0.0.1:0",
+                "--data-dir",
+                &data,
+                "--store",
+                &store,
+            ],
+            &env,
+        )
+        .unwrap()
+    };
+    Some((start("a"), start("b"), url, schema))
+}
+
+const REPLICA_AGENT: &str = "agent-token-for-replicas-0123456789";
+const REPLICA_OPERATOR: &str = "operator-token-for-replicas-0123456789";
+
+/// The id of the open approval for `command` on `addr`, once it shows (10 s).
+fn open_approval_for(addr: &str, command: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, v) = request(addr, "GET", "/v1/approvals", REPLICA_OPERATOR, "");
+        let found = v["approvals"].as_array().and_then(|list| {
+            list.iter()
+                .find(|a| a["summary"] == command && a["state"] == "pending")
+                .and_then(|a| a["id"].as_str().map(str::to_string))
+        });
+        if let Some(id) = found {
+            return id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pending approval for {command:?} on {addr}: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_check_waiting_on_one_replica_returns_when_the_approval_lands_on_the_other() {
+    let Some((a, b, url, schema)) = two_daemons_on_postgres("replicas_wait") else {
+        return;
+    };
+    let call = r#"{"tool":"exec","params":{"command":"git push origin main"},"session":"s-wait"}"#;
+    let addr_a = a.addr.clone();
+    let waiting = std::thread::spawn(move || {
+        request(&addr_a, "POST", "/v1/check?wait=30s", REPLICA_AGENT, call)
+    });
+    let id = open_approval_for(&b.addr, "git push origin main");
+    let (s, v) = request(
+        &b.addr,
+        "POST",
+        &format!("/v1/approvals/{id}/approve"),
+        REPLICA_OPERATOR,
+        "{}",
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = waiting.join().unwrap();
+    assert_eq!((s, v["decision"].as_str()), (200, Some("allow")), "{v}");
+    // One chain for both: it verifies from either replica.
+    let (_, v) = request(&a.addr, "GET", "/v1/audit/verify", REPLICA_OPERATOR, "");
+    assert_eq!(v["ok"], true, "{v}");
+    drop((a, b));
+    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
+}
+
+#[test]
+fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_racing_retries() {
+    let Some((a, b, url, schema)) = two_daemons_on_postgres("replicas_race") else {
+        return;
+    };
+    const CALLS: usize = 20;
+    const RETRIES_EACH: usize = 50; // 20 × 50 = 1,000 racing retries
+    let call = |i: usize| {
+        format!(
+            r#"{{"tool":"exec","params":{{"command":"ssh race-{i} systemctl restart web"}},"session":"s-race"}}"#
+        )
+    };
+    for i in 0..CALLS {
+        let (s, v) = request(&a.addr, "POST", "/v1/check", REPLICA_AGENT, &call(i));
+        assert_eq!((s, v["decision"].as_str()), (200, Some("escalate")), "{v}");
+        let id = v["approval"]["id"].as_str().unwrap().to_string();
+        let (s, v) = request(
+            &b.addr,
+            "POST",
+            &format!("/v1/approvals/{id}/approve"),
+            REPLICA_OPERATOR,
+            "{}",
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+    let threads: Vec<_> = (0..CALLS * RETRIES_EACH)
+        .map(|n| {
+            let addr = if n % 2 == 0 {
+                a.addr.clone()
+            } else {
+                b.addr.clone()
+            };
+            let body = call(n % CALLS);
+            std::thread::spawn(move || {
+                let (s, v) = request(&addr, "POST", "/v1/check", REPLICA_AGENT, &body);
+                assert_eq!(s, 200, "{v}");
+                (n % CALLS, v["decision"].as_str() == Some("allow"))
+            })
+        })
+        .collect();
+    let mut allowed = [0usize; CALLS];
+    for t in threads {
+        let (i, allow) = t.join().unwrap();
+        allowed[i] += usize::from(allow);
+    }
+    assert_eq!(
+        allowed, [1; CALLS],
+        "each approval must let exactly one retry run"
+    );
+    let (_, v) = request(&b.addr, "GET", "/v1/audit/verify", REPLICA_OPERATOR, "");
+    assert_eq!(v["ok"], true, "{v}");
+    drop((a, b));
+    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
+}

@@ -487,3 +487,121 @@ fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_rac
     drop((a, b));
     postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
 }
+
+#[test]
+fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_serving() {
+    let Some((mut a, b, url, schema)) = two_daemons_on_postgres("replicas_kill") else {
+        return;
+    };
+    let store = {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}options=-csearch_path%3D{schema}")
+    };
+    // Load on both; every answered decision's audit number is kept.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = |addr: String, who: &'static str| {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut answered = Vec::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let body = format!(r#"{{"tool":"exec","params":{{"command":"echo {who}-{n}"}}}}"#);
+                // A request to a killed daemon fails; what it answered stays.
+                let Ok(mut s) = TcpStream::connect(&addr) else {
+                    break;
+                };
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let req = format!(
+                    "POST /v1/check HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {REPLICA_AGENT}\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                if s.write_all(req.as_bytes()).is_err() {
+                    break;
+                }
+                let mut raw = String::new();
+                if s.read_to_string(&mut raw).is_err() {
+                    break;
+                }
+                let Some((_, json)) = raw.split_once("\r\n\r\n") else {
+                    break;
+                };
+                match serde_json::from_str::<Value>(json)
+                    .ok()
+                    .and_then(|v| v["audit_seq"].as_u64())
+                {
+                    Some(seq) => answered.push((seq, format!("echo {who}-{n}"))),
+                    None => break,
+                }
+            }
+            answered
+        })
+    };
+    let on_a = load(a.addr.clone(), "a");
+    let on_b = load(b.addr.clone(), "b");
+    std::thread::sleep(Duration::from_millis(700));
+    a.child.kill().unwrap(); // SIGKILL, mid-load
+    let _ = a.child.wait();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let answered_a = on_a.join().unwrap();
+    let answered_b = on_b.join().unwrap();
+    assert!(
+        !answered_a.is_empty() && !answered_b.is_empty(),
+        "both took load"
+    );
+    // The survivor still answers.
+    let (s, v) = request(
+        &b.addr,
+        "POST",
+        "/v1/check",
+        REPLICA_AGENT,
+        r#"{"tool":"exec","params":{"command":"ls"}}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("allow")), "{v}");
+    // Every answered decision is in the one chain, at the number it was
+    // given, and the chain verifies.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--store", &store, "audit", "export"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded: std::collections::HashMap<u64, String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|e| {
+            Some((
+                e["seq"].as_u64()?,
+                e["data"]["call"]["params"]["command"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    for (seq, command) in answered_a.iter().chain(&answered_b) {
+        assert_eq!(
+            recorded.get(seq),
+            Some(command),
+            "answered decision {seq} ({command}) is not in the chain"
+        );
+    }
+    let verify = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--store", &store, "audit", "verify"])
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    eprintln!(
+        "answered before/after the kill: a {} (killed), b {}",
+        answered_a.len(),
+        answered_b.len()
+    );
+    drop(b);
+    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
+}

@@ -366,6 +366,23 @@ fn hostile_terms_never_error_and_stay_literal() {
         "bm25(",
         "%",
         "_",
+        // PostgreSQL tsquery syntax, which must stay text there too.
+        "''",
+        "½",
+        "!",
+        "!a",
+        "a & b",
+        "a | b",
+        "a <-> b",
+        "a <2> b",
+        "a:*",
+        "a:A",
+        "'a' | 'b'",
+        "&",
+        "|",
+        "<->",
+        "$1",
+        "E'\\x00'",
     ];
     for t in hostile {
         let got = s.search_memories(&query(&[t]));

@@ -115,6 +115,10 @@ impl Warning {
 #[derive(Debug, Default)]
 pub struct Canaries {
     seen: Mutex<HashMap<(String, String), Integration>>,
+    /// Runtimes whose hooks' calls this daemon decided: when first and last.
+    /// Apart from the reports, and keyed by the runtime's static name, so
+    /// noting one on the decision path allocates nothing.
+    hooks: Mutex<HashMap<&'static str, (i64, i64)>>,
 }
 
 /// At most `max` bytes of `s`, control characters shown as `\u{..}` so a
@@ -198,15 +202,12 @@ impl Canaries {
     /// Notes that a hook of `runtime` (a runtime toolgate has a hook for)
     /// just had a call decided by this daemon: the integrations panel's
     /// "last hook" for hooks that report no canary of their own.
-    pub fn hook_seen(&self, runtime: &str, now_ms: i64) {
-        let report = CanaryReport {
-            runtime: runtime.to_string(),
-            instance: VIA_DAEMON.to_string(),
-            event: CanaryEvent::Hook,
-            detail: None,
-        };
-        // Only a blank name is refused, and a runtime's name never is.
-        let _ = self.report(report, now_ms);
+    pub fn hook_seen(&self, runtime: &'static str, now_ms: i64) {
+        let mut hooks = self.hooks.lock().unwrap_or_else(|p| p.into_inner());
+        hooks
+            .entry(runtime)
+            .and_modify(|(_, last)| *last = now_ms)
+            .or_insert((now_ms, now_ms));
     }
 
     /// Raises the "hook never fired" warning for integrations that crossed
@@ -236,9 +237,22 @@ impl Canaries {
     /// between sweeps.
     pub fn view(&self, now_ms: i64) -> Vec<Value> {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let mut rows: Vec<_> = seen.iter().collect();
-        rows.sort_by_key(|(_, i)| std::cmp::Reverse(i.last_seen_ms));
-        rows.into_iter()
+        let hooks = self.hooks.lock().unwrap_or_else(|p| p.into_inner());
+        let via_daemon = hooks.iter().map(|(runtime, &(first, last))| {
+            let row = json!({
+                "runtime": runtime,
+                "instance": VIA_DAEMON,
+                "started_ms": null,
+                "first_activity_ms": null,
+                "first_hook_ms": first,
+                "last_hook_ms": last,
+                "last_seen_ms": last,
+                "warnings": [],
+            });
+            (last, row)
+        });
+        let mut rows: Vec<(i64, Value)> = seen
+            .iter()
             .map(|((runtime, instance), i)| {
                 let mut warnings = i.warnings.clone();
                 if !i.silent_reported
@@ -246,7 +260,7 @@ impl Canaries {
                 {
                     warnings.push(w);
                 }
-                json!({
+                let row = json!({
                     "runtime": runtime,
                     "instance": instance,
                     "started_ms": i.started_ms,
@@ -255,9 +269,13 @@ impl Canaries {
                     "last_hook_ms": i.last_hook_ms,
                     "last_seen_ms": i.last_seen_ms,
                     "warnings": warnings,
-                })
+                });
+                (i.last_seen_ms, row)
             })
-            .collect()
+            .chain(via_daemon)
+            .collect();
+        rows.sort_by_key(|(last, _)| std::cmp::Reverse(*last));
+        rows.into_iter().map(|(_, row)| row).collect()
     }
 }
 

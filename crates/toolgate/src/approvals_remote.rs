@@ -36,6 +36,15 @@ pub fn run(cmd: ApprovalsCommand, url: &str) -> ExitCode {
     }
 }
 
+/// What the daemon's error answer says (`{"error": {"message": …}}`), else
+/// its status.
+pub(crate) fn error_message(status: reqwest::StatusCode, body: &Value) -> String {
+    body["error"]["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("the daemon answered {status}"))
+}
+
 /// An error answer from the daemon.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -63,10 +72,7 @@ impl Daemon {
         if status.is_success() {
             return Ok(body);
         }
-        let message = body["error"]["message"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("the daemon answered {status}"));
+        let message = error_message(status, &body);
         let advice = match status.as_u16() {
             401 => " (check --token or TOOLGATE_APPROVER_TOKEN: an operator's token)",
             _ => "",

@@ -77,11 +77,10 @@ fn link(args: &UiArgs, data: &DataDirArgs) -> Result<(String, String, String)> {
         let status = resp.status();
         let body: Value = resp.json().await.unwrap_or(Value::Null);
         if !status.is_success() {
-            let message = body["error"]["message"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("the daemon answered {status}"));
-            return Err(anyhow!("{message}"));
+            return Err(anyhow!(
+                "{}",
+                crate::approvals_remote::error_message(status, &body)
+            ));
         }
         Ok(body)
     })?;

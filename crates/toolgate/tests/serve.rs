@@ -605,3 +605,63 @@ fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_servi
     drop(b);
     postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
 }
+
+#[test]
+fn toolgate_ui_prints_a_link_that_signs_a_browser_in_once() {
+    let (d, dir) = daemon_on_a_fresh_dir("ui-link");
+    let data = dir.join("data");
+    let ui = |token: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.args(["--data-dir", data.to_str().unwrap(), "ui", "--url"])
+            .arg(format!("http://{}", d.addr))
+            .env_remove("TOOLGATE_OPERATOR_TOKEN")
+            .env_remove("TOOLGATE_APPROVER_TOKEN");
+        if let Some(t) = token {
+            cmd.args(["--token", t]);
+        }
+        cmd.output().unwrap()
+    };
+    // The operator token from the data directory, by default.
+    let out = ui(None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let code = link
+        .strip_prefix(&format!("http://{}/#signin/", d.addr))
+        .unwrap_or_else(|| panic!("not a sign-in link: {link}"));
+    let sign_in = |code: &str| {
+        let mut s = TcpStream::connect(&d.addr).unwrap();
+        let body = format!(r#"{{"code":"{code}"}}"#);
+        write!(
+            s,
+            "POST /v1/session HTTP/1.1\r\nHost: {}\r\nX-Toolgate-Channel: ui\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            d.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        raw
+    };
+    let first = sign_in(code);
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(
+        first
+            .to_ascii_lowercase()
+            .contains("set-cookie: toolgate_session_"),
+        "{first}"
+    );
+    assert!(
+        sign_in(code).starts_with("HTTP/1.1 401"),
+        "a link works once"
+    );
+    // The agent token cannot make one: exit 2 with the daemon's reason.
+    let out = ui(Some(&token(&data, "agent")));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("toolgate ui:"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -281,18 +281,49 @@ fn postgres(url: &str, sql: &str) {
     });
 }
 
+/// A fresh schema of the test database for one test, dropped with it;
+/// `None` (with a line saying why) without a test database.
+struct PgSchema {
+    url: String,
+    name: String,
+    /// The `--store` value naming it.
+    store: String,
+}
+
+impl PgSchema {
+    fn new(tag: &str) -> Option<PgSchema> {
+        let Ok(url) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {
+            eprintln!(
+                "skipped: TOOLGATE_TEST_POSTGRES_URL is unset (a PostgreSQL database to test on)"
+            );
+            return None;
+        };
+        let name = format!("{tag}_{}", std::process::id());
+        postgres(
+            &url,
+            &format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"),
+        );
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let store = format!("{url}{sep}options=-csearch_path%3D{name}");
+        Some(PgSchema { url, name, store })
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        postgres(
+            &self.url,
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+        );
+    }
+}
+
 #[test]
 fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_dir() {
-    let Ok(url) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "skipped: TOOLGATE_TEST_POSTGRES_URL is unset (a PostgreSQL database to test on)"
-        );
+    let Some(pg) = PgSchema::new("serve") else {
         return;
     };
-    let schema = format!("serve_{}", std::process::id());
-    postgres(&url, &format!("CREATE SCHEMA IF NOT EXISTS {schema}"));
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let store = format!("{url}{sep}options=-csearch_path%3D{schema}");
+    let store = pg.store.clone();
     let dir = temp_dir("postgres");
     let data = dir.join("data");
     let d = spawn(
@@ -331,36 +362,24 @@ fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_
         .unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("git push origin main"), "{listed}");
-    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two daemons on one PostgreSQL schema (the same tokens, data dirs of
-/// their own), and the store URL; `None` (with a line saying why) without a
+/// their own). Fields drop in order: the daemons stop, then the schema goes.
+struct Replicas {
+    a: common::Daemon,
+    b: common::Daemon,
+    pg: PgSchema,
+}
+
+/// [`Replicas`] for one test; `None` (with a line saying why) without a
 /// test database.
-fn two_daemons_on_postgres(tag: &str) -> Option<(common::Daemon, common::Daemon, String, String)> {
-    let Ok(url) = std::env::var("TOOLGATE_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "skipped: TOOLGATE_TEST_POSTGRES_URL is unset (a PostgreSQL database to test on)"
-        );
-        return None;
-    };
-    let schema = format!("{tag}_{}", std::process::id());
-    postgres(
-        &url,
-        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"),
-    );
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let store = format!("{url}{sep}options=-csearch_path%3D{schema}");
+fn two_daemons_on_postgres(tag: &str) -> Option<Replicas> {
+    let pg = PgSchema::new(tag)?;
     let env = [
-        (
-            "TOOLGATE_AGENT_TOKEN",
-            "agent-token-for-replicas-0123456789",
-        ),
-        (
-            "TOOLGATE_OPERATOR_TOKEN",
-            "operator-token-for-replicas-0123456789",
-        ),
+        ("TOOLGATE_AGENT_TOKEN", REPLICA_AGENT),
+        ("TOOLGATE_OPERATOR_TOKEN", REPLICA_OPERATOR),
     ];
     let dir = temp_dir(tag);
     let start = |name: &str| {
@@ -372,13 +391,29 @@ fn two_daemons_on_postgres(tag: &str) -> Option<(common::Daemon, common::Daemon,
                 "--data-dir",
                 &data,
                 "--store",
-                &store,
+                &pg.store,
             ],
             &env,
         )
         .unwrap()
     };
-    Some((start("a"), start("b"), url, schema))
+    Some(Replicas {
+        a: start("a"),
+        b: start("b"),
+        pg,
+    })
+}
+
+/// Approves `id` on the daemon at `addr` as the operator (asserts a 200).
+fn approve(addr: &str, id: &str) {
+    let (s, v) = request(
+        addr,
+        "POST",
+        &format!("/v1/approvals/{id}/approve"),
+        REPLICA_OPERATOR,
+        "{}",
+    );
+    assert_eq!(s, 200, "{v}");
 }
 
 const REPLICA_AGENT: &str = "agent-token-for-replicas-0123456789";
@@ -407,7 +442,7 @@ fn open_approval_for(addr: &str, command: &str) -> String {
 
 #[test]
 fn a_check_waiting_on_one_replica_returns_when_the_approval_lands_on_the_other() {
-    let Some((a, b, url, schema)) = two_daemons_on_postgres("replicas_wait") else {
+    let Some(Replicas { a, b, pg: _pg }) = two_daemons_on_postgres("replicas_wait") else {
         return;
     };
     let call = r#"{"tool":"exec","params":{"command":"git push origin main"},"session":"s-wait"}"#;
@@ -416,26 +451,18 @@ fn a_check_waiting_on_one_replica_returns_when_the_approval_lands_on_the_other()
         request(&addr_a, "POST", "/v1/check?wait=30s", REPLICA_AGENT, call)
     });
     let id = open_approval_for(&b.addr, "git push origin main");
-    let (s, v) = request(
-        &b.addr,
-        "POST",
-        &format!("/v1/approvals/{id}/approve"),
-        REPLICA_OPERATOR,
-        "{}",
-    );
-    assert_eq!(s, 200, "{v}");
+    approve(&b.addr, &id);
     let (s, v) = waiting.join().unwrap();
     assert_eq!((s, v["decision"].as_str()), (200, Some("allow")), "{v}");
     // One chain for both: it verifies from either replica.
     let (_, v) = request(&a.addr, "GET", "/v1/audit/verify", REPLICA_OPERATOR, "");
     assert_eq!(v["ok"], true, "{v}");
     drop((a, b));
-    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
 }
 
 #[test]
 fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_racing_retries() {
-    let Some((a, b, url, schema)) = two_daemons_on_postgres("replicas_race") else {
+    let Some(Replicas { a, b, pg: _pg }) = two_daemons_on_postgres("replicas_race") else {
         return;
     };
     const CALLS: usize = 20;
@@ -449,14 +476,7 @@ fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_rac
         let (s, v) = request(&a.addr, "POST", "/v1/check", REPLICA_AGENT, &call(i));
         assert_eq!((s, v["decision"].as_str()), (200, Some("escalate")), "{v}");
         let id = v["approval"]["id"].as_str().unwrap().to_string();
-        let (s, v) = request(
-            &b.addr,
-            "POST",
-            &format!("/v1/approvals/{id}/approve"),
-            REPLICA_OPERATOR,
-            "{}",
-        );
-        assert_eq!(s, 200, "{v}");
+        approve(&b.addr, &id);
     }
     let threads: Vec<_> = (0..CALLS * RETRIES_EACH)
         .map(|n| {
@@ -485,18 +505,14 @@ fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_rac
     let (_, v) = request(&b.addr, "GET", "/v1/audit/verify", REPLICA_OPERATOR, "");
     assert_eq!(v["ok"], true, "{v}");
     drop((a, b));
-    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
 }
 
 #[test]
 fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_serving() {
-    let Some((mut a, b, url, schema)) = two_daemons_on_postgres("replicas_kill") else {
+    let Some(Replicas { mut a, b, pg }) = two_daemons_on_postgres("replicas_kill") else {
         return;
     };
-    let store = {
-        let sep = if url.contains('?') { '&' } else { '?' };
-        format!("{url}{sep}options=-csearch_path%3D{schema}")
-    };
+    let store = pg.store.clone();
     // Load on both; every answered decision's audit number is kept.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let load = |addr: String, who: &'static str| {
@@ -603,7 +619,6 @@ fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_servi
         answered_b.len()
     );
     drop(b);
-    postgres(&url, &format!("DROP SCHEMA {schema} CASCADE"));
 }
 
 #[test]

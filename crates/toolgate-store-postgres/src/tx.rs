@@ -109,6 +109,22 @@ impl<'a> PostgresTx<'a> {
         })
     }
 
+    /// Inserts or replaces the record `key` of namespace `ns` in `records`.
+    fn put_record<T: serde::Serialize>(
+        &mut self,
+        ns: &str,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let record = self.encode(value)?;
+        self.execute(
+            "INSERT INTO records (ns, key, record) VALUES ($1, $2, $3) \
+             ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
+            &[&ns, &key, &record],
+        )?;
+        Ok(())
+    }
+
     /// JSON records (column 0 of each row) as values.
     fn records<T: serde::de::DeserializeOwned>(
         &mut self,
@@ -429,13 +445,7 @@ impl Tx for PostgresTx<'_> {
     }
 
     fn put_operator(&mut self, operator: &Operator) -> Result<(), StoreError> {
-        let record = self.encode(operator)?;
-        self.execute(
-            "INSERT INTO records (ns, key, record) VALUES ('operator', $1, $2) \
-             ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
-            &[&operator.name, &record],
-        )?;
-        Ok(())
+        self.put_record("operator", &operator.name, operator)
     }
 
     fn bypasses(&mut self) -> Result<Vec<Bypass>, StoreError> {
@@ -447,13 +457,7 @@ impl Tx for PostgresTx<'_> {
     }
 
     fn put_bypass(&mut self, bypass: &Bypass) -> Result<(), StoreError> {
-        let record = self.encode(bypass)?;
-        self.execute(
-            "INSERT INTO records (ns, key, record) VALUES ('bypass', $1, $2) \
-             ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
-            &[&bypass.id, &record],
-        )?;
-        Ok(())
+        self.put_record("bypass", &bypass.id, bypass)
     }
 
     fn use_key(&mut self, key: &str, until_ms: i64, now_ms: i64) -> Result<bool, StoreError> {

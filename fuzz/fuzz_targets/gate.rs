@@ -14,7 +14,8 @@ use toolgate_core::engine::Engine;
 use toolgate_core::model::{ToolCall, Verdict};
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
-use toolgate_store::{Gate, SqliteStore, SyncMode, SystemClock};
+use toolgate_gate::{Gate, SystemClock};
+use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
 fn gate() -> &'static (Gate, Arc<SqliteStore>) {
     static GATE: OnceLock<(Gate, Arc<SqliteStore>)> = OnceLock::new();
@@ -60,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let head = store_head(store);
     if head % 997 < 8 {
-        toolgate_store::verify(&**store).expect("the audit chain verifies");
+        toolgate_gate::verify(&**store).expect("the audit chain verifies");
     }
 });
 

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, broadcast};
 use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
-use toolgate_store::{ADMIN, Clock, Gate, Store, TOKEN_PREFIX};
+use toolgate_gate::{ADMIN, Clock, Gate, TOKEN_PREFIX};
+use toolgate_store::Store;
 
 /// Loads the policy the daemon decides with, running its `[[test]]` cases;
 /// the error says what is wrong with it.
@@ -155,7 +156,7 @@ impl App {
             {
                 let (store, token) = (self.store.clone(), token.to_string());
                 let found = tokio::task::spawn_blocking(move || {
-                    toolgate_store::operator_for_token(&*store, &token)
+                    toolgate_gate::operator_for_token(&*store, &token)
                 })
                 .await
                 .map_err(|_| ApiError::internal("reading the operators failed"))??;

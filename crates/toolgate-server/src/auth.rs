@@ -36,7 +36,7 @@ impl Role {
 pub struct Principal {
     /// What they may do.
     pub role: Role,
-    /// `agent` for the agent token; [`toolgate_store::ADMIN`] for the
+    /// `agent` for the agent token; [`toolgate_gate::ADMIN`] for the
     /// shared operator token (the break-glass administrator, one identity
     /// in every quorum); the operator's name for a person's own token.
     pub identity: String,

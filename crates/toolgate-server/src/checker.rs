@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, oneshot};
 use toolgate_core::model::{Decision, ToolCall};
-use toolgate_store::{Gate, Judged};
+use toolgate_gate::{Gate, Judged};
 
 /// Most calls recorded in one transaction.
 pub const MAX_BATCH: usize = 256;

@@ -179,7 +179,7 @@ async fn sweep(app: Arc<App>) {
         tokio::time::sleep(SWEEP_EVERY).await;
         let (store, clock) = (app.store.clone(), app.clock.clone());
         let counted = tokio::task::spawn_blocking(move || {
-            toolgate_store::expire_due(&*store, &*clock)?;
+            toolgate_gate::expire_due(&*store, &*clock)?;
             store.count_open_approvals()
         })
         .await;

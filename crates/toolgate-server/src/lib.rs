@@ -4,7 +4,7 @@
 //! the embedded control UI. `docs/http-api.md` is the contract.
 //!
 //! Handlers are thin: they check the token, parse input within limits, and
-//! hand work to the store's [`toolgate_store::Gate`] on blocking threads.
+//! hand work to the store's [`toolgate_gate::Gate`] on blocking threads.
 #![forbid(unsafe_code)]
 
 pub mod api;
@@ -45,7 +45,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use toolgate_core::paths::Env;
-use toolgate_store::{Clock, Gate, Store};
+use toolgate_gate::{Clock, Gate};
+use toolgate_store::Store;
 
 /// Most `?wait` long polls held open at once (and never more than half the
 /// connection cap); past it an escalation is answered at once, without
@@ -182,7 +183,7 @@ impl Server {
             // Long polls may take at most half the connections, so operators
             // can always get in to resolve them.
             canaries: crate::canary::Canaries::default(),
-            posture: toolgate_store::posture::current(),
+            posture: toolgate_gate::posture::current(),
             waiting: Arc::default(),
             waiters: Arc::new(tokio::sync::Semaphore::new(
                 MAX_WAITERS.min(listen::max_connections() / 2),
@@ -205,7 +206,7 @@ impl Server {
     pub fn sign_in_link(&self) -> std::io::Result<String> {
         let admin = crate::auth::Principal {
             role: crate::auth::Role::Operator,
-            identity: toolgate_store::ADMIN.to_string(),
+            identity: toolgate_gate::ADMIN.to_string(),
             person: false,
         };
         let code = self

@@ -11,7 +11,7 @@ use axum::response::{Html, IntoResponse, Response};
 use std::sync::Arc;
 use toolgate_channels::{LinkAction, LinkClaims};
 use toolgate_core::approval::ApprovalId;
-use toolgate_store::{VoteInput, VoteOutcome};
+use toolgate_gate::{VoteInput, VoteOutcome};
 
 /// Approve and deny links for `operator` on approval `id`, valid until the
 /// approval expires (`None` when they cannot be signed).
@@ -125,7 +125,7 @@ async fn cast(app: &App, claims: LinkClaims) -> Result<String, ApiError> {
             )));
         }
         let keep = claims.expires_at_secs.saturating_mul(1000);
-        if !toolgate_store::use_once(&*store, &*clock, &claims.replay_key(), keep)? {
+        if !toolgate_gate::use_once(&*store, &*clock, &claims.replay_key(), keep)? {
             return Ok(Err("this link was used already".to_string()));
         }
         let input = VoteInput {
@@ -135,7 +135,7 @@ async fn cast(app: &App, claims: LinkClaims) -> Result<String, ApiError> {
             channel: "link".to_string(),
             relayed: false,
         };
-        toolgate_store::vote(&*store, &*clock, &id, input).map(Ok)
+        toolgate_gate::vote(&*store, &*clock, &id, input).map(Ok)
     })
     .await
     .map_err(|_| ApiError::internal("recording the vote failed"))??;

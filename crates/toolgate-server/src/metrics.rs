@@ -87,7 +87,7 @@ pub fn render() -> String {
 /// The knowledge gate's counters (seed 004 FR-008) in Prometheus text
 /// format: interceptions, injections, holds, acknowledgements, cache hits,
 /// source errors and the lookup-time histogram.
-pub fn knowledge(s: &toolgate_store::KnowledgeSnapshot) -> String {
+pub fn knowledge(s: &toolgate_gate::KnowledgeSnapshot) -> String {
     let mut out = String::new();
     let mut counter = |name: &str, help: &str, v: u64| {
         out.push_str(&format!(
@@ -143,7 +143,7 @@ pub fn knowledge(s: &toolgate_store::KnowledgeSnapshot) -> String {
     let mut cumulative = 0;
     for (i, n) in s.lookup_us_buckets.iter().enumerate() {
         cumulative += n;
-        let le = toolgate_store::LOOKUP_BUCKETS_US
+        let le = toolgate_gate::LOOKUP_BUCKETS_US
             .get(i)
             .map_or("+Inf".to_string(), |us| format!("{}", *us as f64 / 1e6));
         out.push_str(&format!(

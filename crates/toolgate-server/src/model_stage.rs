@@ -13,10 +13,10 @@ use toolgate_core::model::{RiskClass, ToolCall, Verdict};
 use toolgate_core::paths::Env;
 use toolgate_core::policy::ModelStage;
 use toolgate_core::shell::Analyses;
+use toolgate_gate::Gate;
 use toolgate_model::{
     ContextPackage, ModelClient, ModelConfig, ModelOutcome, StaticAssessment, vote_for,
 };
-use toolgate_store::Gate;
 
 /// The identity the model's votes carry (one vote per approval).
 pub const IDENTITY: &str = "llm_evaluation";

@@ -133,7 +133,7 @@ pub async fn reload(app: &Arc<App>, why: &str) {
 pub async fn record(app: &Arc<App>, result: &str, origin: &str, error: Option<&str>, why: &str) {
     let event = AuditEvent {
         ts_ms: app.clock.now_ms(),
-        trace: toolgate_store::random_hex().unwrap_or_default(),
+        trace: toolgate_gate::random_hex().unwrap_or_default(),
         kind: AuditKind::PolicyLoaded,
         data: json!({
             "result": result,

@@ -14,8 +14,9 @@ use toolgate_channels::{LinkAction, LinkSigner};
 use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
+use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
-use toolgate_store::{SqliteStore, SyncMode, SystemClock};
+use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
 const AGENT: &str = "agent-token-for-channel-tests-0123";
 const OPERATOR: &str = "operator-token-for-channel-tests-0123";
@@ -277,9 +278,9 @@ links_for = "alice"
     );
     let d = start(policy).await;
     let clock = SystemClock;
-    toolgate_store::add_operator(&*d.store, &clock, "alice", &["slack:UALICE".into()], "test")
+    toolgate_gate::add_operator(&*d.store, &clock, "alice", &["slack:UALICE".into()], "test")
         .unwrap();
-    toolgate_store::add_operator(&*d.store, &clock, "bob", &["slack:UBOB".into()], "test").unwrap();
+    toolgate_gate::add_operator(&*d.store, &clock, "bob", &["slack:UBOB".into()], "test").unwrap();
 
     // An agent's call waits for its approval.
     let waiting = {
@@ -461,9 +462,9 @@ api_base = "{base}/api"
     let d = start(policy).await;
     let clock = SystemClock;
     let (_, alice_token) =
-        toolgate_store::add_operator(&*d.store, &clock, "alice", &["slack:UALICE".into()], "test")
+        toolgate_gate::add_operator(&*d.store, &clock, "alice", &["slack:UALICE".into()], "test")
             .unwrap();
-    toolgate_store::add_operator(&*d.store, &clock, "bob", &["slack:UBOB".into()], "test").unwrap();
+    toolgate_gate::add_operator(&*d.store, &clock, "bob", &["slack:UBOB".into()], "test").unwrap();
 
     // R4: two people.
     let v = d.check("git push --force origin main", None).await;
@@ -542,7 +543,7 @@ api_base = "{dead}"
 "#
     );
     let d = start(policy).await;
-    toolgate_store::add_operator(
+    toolgate_gate::add_operator(
         &*d.store,
         &SystemClock,
         "dan",

@@ -11,8 +11,9 @@ use tokio_tungstenite::tungstenite::Message;
 use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
+use toolgate_gate::{Clock, SystemClock};
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
-use toolgate_store::{Clock, SqliteStore, SyncMode, SystemClock};
+use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
 const AGENT: &str = "agent-token-for-tests-0123456789";
 const OPERATOR: &str = "operator-token-for-tests-0123456789";
@@ -148,7 +149,7 @@ impl Daemon {
 
     /// Adds a named operator; returns their token.
     fn add_operator(&self, name: &str) -> String {
-        toolgate_store::add_operator(&*self.store, &SystemClock, name, &[], "test")
+        toolgate_gate::add_operator(&*self.store, &SystemClock, name, &[], "test")
             .unwrap()
             .1
     }
@@ -534,7 +535,7 @@ async fn a_persons_token_says_who_they_are_until_removed() {
     // A person's token reads what operators read.
     let (s, _) = d.get("/v1/approvals", Some(&carol)).await;
     assert_eq!(s, StatusCode::OK);
-    toolgate_store::remove_operator(&*d.store, &SystemClock, "carol", "test").unwrap();
+    toolgate_gate::remove_operator(&*d.store, &SystemClock, "carol", "test").unwrap();
     let (s, v) = d.get("/v1/approvals", Some(&carol)).await;
     assert_eq!(
         (s, error_code(&v)),
@@ -1602,7 +1603,7 @@ async fn a_persons_browser_session_votes_as_them_until_they_are_removed() {
         send(r, None)
     };
     assert_eq!(whoami().await.1["identity"], "dana");
-    toolgate_store::remove_operator(&*d.store, &SystemClock, "dana", "test").unwrap();
+    toolgate_gate::remove_operator(&*d.store, &SystemClock, "dana", "test").unwrap();
     let (s, v) = whoami().await;
     assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
     // A sign-in without the page's header (a form posted by another site)
@@ -1671,13 +1672,13 @@ async fn a_hold_in_another_process_shows_as_an_agent_waiting() {
     let id =
         toolgate_core::approval::ApprovalId::parse(v["approval"]["id"].as_str().unwrap()).unwrap();
     let waiting = |v: &Value| v["waiting_until_ms"].as_i64();
-    let until = toolgate_store::SystemClock.now_ms() + 60_000;
+    let until = toolgate_gate::SystemClock.now_ms() + 60_000;
     // What a hook's hold writes on the approval it waits on.
-    toolgate_store::mark_waiting(&*d.store, &id, Some(until)).unwrap();
+    toolgate_gate::mark_waiting(&*d.store, &id, Some(until)).unwrap();
     let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
     assert_eq!(waiting(&a), Some(until), "{a}");
     // A mark whose time has passed (a killed hook) is no wait.
-    toolgate_store::mark_waiting(&*d.store, &id, Some(1)).unwrap();
+    toolgate_gate::mark_waiting(&*d.store, &id, Some(1)).unwrap();
     let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
     assert_eq!(waiting(&a), None, "{a}");
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use toolgate_core::approval::ApprovalState;
 use toolgate_core::audit::{AuditEvent, AuditKind};
-use toolgate_store::{Store, verify};
+use toolgate_gate::verify;
+use toolgate_store::Store;
 use toolgate_store_postgres::PostgresStore;
 
 #[test]

@@ -9,9 +9,8 @@ use toolgate_core::approval::{ApprovalState, ApproverKind, Vote};
 use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::knowledge::memory::{Category, Memory};
 use toolgate_core::model::{Layer, RiskClass};
-use toolgate_store::{
-    Ack, AuditRow, Bypass, Operator, Shown, Store, StoreError, check_anchor, verify,
-};
+use toolgate_gate::{check_anchor, verify};
+use toolgate_store::{Ack, AuditRow, Bypass, Operator, Shown, Store, StoreError};
 use toolgate_store_postgres::PostgresStore;
 
 fn event(n: u64) -> AuditEvent {

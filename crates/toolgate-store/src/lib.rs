@@ -1,50 +1,31 @@
-//! toolgate's durable state: approvals, votes, acknowledgements and the
-//! hash-chained audit log, behind a [`Store`] trait with an embedded SQLite
-//! implementation ([`SqliteStore`], WAL). Around it, the I/O half of the
-//! decision path: [`Gate`] decides a call with the pure core, then consumes
-//! or creates approvals and records everything in one transaction, so a
-//! decision is never reported before it is durable.
+//! The contract between toolgate and the database that keeps its durable
+//! state: approvals, votes, acknowledgements, memories, operators, bypasses
+//! and the hash-chained audit log. [`Store`] and [`Tx`] say what every
+//! backend must guarantee (the embedded SQLite one in
+//! `toolgate-store-sqlite`, the shared PostgreSQL one in
+//! `toolgate-store-postgres`); the services that decide and vote with them
+//! live in `toolgate-gate`, and name no engine.
 //!
-//! Everything written to the store is redacted first (see
-//! `toolgate_core::redact`); approval binding hashes are computed on the
-//! original call before redaction.
+//! What a backend must hold, whatever its engine:
+//! - **One writer at a time.** While a [`Tx`] is open, no other transaction
+//!   of any process sharing the store can write, so check-then-update
+//!   sequences (consuming a one-time approval, counting a quorum) are
+//!   atomic across every daemon.
+//! - **One global order of audit appends.** Each append gets the next
+//!   sequence number and is chained to the entry before it; numbers have no
+//!   gaps and a committed entry never changes.
+//! - **Durable before visible.** A commit returns only once what it wrote
+//!   survives a crash (per the backend's sync setting), and readers never
+//!   see a half-done transaction.
+//! - **Relevance-ordered memory search**, every search term literal text,
+//!   never the engine's query syntax.
 #![forbid(unsafe_code)]
 
-mod audit_log;
-mod bypass;
-mod clock;
 mod error;
-mod escalation;
-mod factors;
-mod gate;
-mod knowledge;
-mod memory;
-mod operator;
-mod people;
-pub mod posture;
-mod sqlite;
-mod waiting;
+mod rows;
 
-pub use audit_log::{ExportedEntry, check_anchor, export, verify};
-pub use bypass::{Bypass, MAX_BYPASS, bypass_approval, end_bypass, start_bypass};
-pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use error::StoreError;
-pub use gate::{ACK_TOOLS, Gate, Judged, RELAY_TOOLS};
-pub use knowledge::{
-    AckError, KnowledgeBase, KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US, Lookup,
-    ack_scope, acknowledge_shown,
-};
-pub use memory::{Shown, add_memory, import_memories, remove_memory};
-pub use operator::{
-    Ack, ApprovalView, VoteInput, VoteOutcome, acknowledge, acknowledged, expire_due, list, show,
-    vote,
-};
-pub use people::{
-    ADMIN, IDENTITY_KINDS, Operator, TOKEN_PREFIX, add_operator, change_identities, check_identity,
-    check_name, operator_for_identity, operator_for_token, remove_operator, rotate_token, use_once,
-};
-pub use sqlite::{SqliteStore, SyncMode};
-pub use waiting::{GiveUp, Look, Next, RECHECK_EVERY, Waiter, mark_waiting};
+pub use rows::{Ack, Bypass, Operator, Shown};
 
 use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;
@@ -62,9 +43,10 @@ pub struct AuditRow {
     pub entry: String,
 }
 
-/// Durable state. Writes happen inside a [`Tx`], which is serializable: while
-/// one is open no other transaction (in this process or another) can write,
-/// so check-then-update sequences such as consuming an approval are atomic.
+/// Durable state. Writes happen inside a [`Tx`], and transactions are
+/// serialized: while one is open no other (in this process or another
+/// daemon on the same store) can write, so check-then-update sequences such
+/// as consuming an approval are atomic.
 pub trait Store: Send + Sync {
     /// Opens a write transaction, waiting for other writers to finish.
     fn begin(&self) -> Result<Box<dyn Tx + '_>, StoreError>;
@@ -105,17 +87,16 @@ pub trait Store: Send + Sync {
 
     /// Memories matching `q`: text contains any term as whole words (phrase
     /// for multi-word terms), confidence >= `q.min_confidence`, at least one
-    /// of `q.categories` (empty = any), best bm25 match first, at most
-    /// `q.limit`. Empty terms (or terms without a letter or digit) give an
-    /// empty result. A term is always literal text, never query syntax.
-    /// When more than 64 memories (or `q.limit`, if more) match, bm25 ranks
-    /// the ones whose matched terms are rarest (see `sqlite::memory`).
-    /// Reads the last committed state without taking the write lock; costs
-    /// one index read per term plus the ranked rows, not the table.
+    /// of `q.categories` (empty = any), most relevant first (the engine's
+    /// full-text rank: rarer matched terms and more of them rank higher), at
+    /// most `q.limit`. Empty terms (or terms without a letter or digit) give
+    /// an empty result. A term is always literal text, never query syntax.
+    /// Reads the last committed state without taking the write lock, through
+    /// a full-text index: its cost grows with the matches, not the table.
     fn search_memories(&self, q: &MemoryQuery) -> Result<Vec<Memory>, StoreError>;
 
     /// Memories holding every whitespace-separated word of `text` (each word
-    /// literal, as a phrase of its letters and digits), best bm25 match
+    /// literal, as a phrase of its letters and digits), most relevant
     /// first, at most `limit`; for a person searching (`toolgate memory
     /// search`). Words without a letter or digit are ignored; none left
     /// gives an empty result. Never a query syntax error.
@@ -151,13 +132,13 @@ pub trait Store: Send + Sync {
     /// Does now whatever closing the store would do that matters later, so
     /// that a short-lived process may exit without closing it (every commit
     /// is durable already, and the operating system releases files and
-    /// locks at exit). The SQLite store folds a large WAL into the database.
+    /// locks at exit), such as folding a write-ahead log into the database.
     /// Default: nothing.
     fn prepare_exit(&self) {}
 }
 
-/// One serializable write transaction. Dropped without [`Tx::commit`], it
-/// rolls back and nothing it did is visible.
+/// One write transaction, alone among writers while open. Dropped without
+/// [`Tx::commit`], it rolls back and nothing it did is visible.
 pub trait Tx {
     /// The approval with this id.
     fn approval(&mut self, id: &ApprovalId) -> Result<Option<Approval>, StoreError>;

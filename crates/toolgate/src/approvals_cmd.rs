@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use toolgate_core::approval::{ApprovalId, ApprovalState};
 use toolgate_core::shown::{visible, visible_line};
 use toolgate_core::time::rfc3339_ms;
-use toolgate_store::{ApprovalView, Clock, StoreError, SystemClock, VoteInput, VoteOutcome};
+use toolgate_gate::{ApprovalView, Clock, SystemClock, VoteInput, VoteOutcome};
+use toolgate_store::StoreError;
 
 /// What to do with approvals.
 #[derive(Debug, Subcommand)]
@@ -150,7 +151,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
             all, limit, json, ..
         } => {
             let store = data.open()?;
-            let views = toolgate_store::list(&*store, &clock, all, limit)?;
+            let views = toolgate_gate::list(&*store, &clock, all, limit)?;
             if json {
                 for v in &views {
                     println!("{}", serde_json::to_string(v)?);
@@ -165,7 +166,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
         ApprovalsCommand::Show { id, json, .. } => {
             let store = data.open()?;
             let id = resolve_id(&*store, &id)?;
-            let v = toolgate_store::show(&*store, &clock, &id)?;
+            let v = toolgate_gate::show(&*store, &clock, &id)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
@@ -210,8 +211,8 @@ fn vote(
         },
         relayed: false,
     };
-    let outcome = toolgate_store::vote(&*store, &SystemClock, &id, input)?;
-    let view = toolgate_store::show(&*store, &SystemClock, &id)?;
+    let outcome = toolgate_gate::vote(&*store, &SystemClock, &id, input)?;
+    let view = toolgate_gate::show(&*store, &SystemClock, &id)?;
     println!(
         "call: {} ({}: {})",
         view.approval.summary, view.approval.risk, view.approval.reason

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Duration;
-use toolgate_store::{ApprovalView, Clock, SystemClock};
+use toolgate_gate::{ApprovalView, Clock, SystemClock};
 
 /// Runs an approvals subcommand against the daemon at `url`: exit 0 on
 /// success, 1 when refused or not found, 2 on bad usage or an unreachable

@@ -6,7 +6,8 @@ use clap::Subcommand;
 use serde_json::Value;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
-use toolgate_store::{ExportedEntry, StoreError};
+use toolgate_gate::ExportedEntry;
+use toolgate_store::StoreError;
 
 /// What to do with the audit log.
 #[derive(Debug, Subcommand)]
@@ -67,9 +68,9 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            let result = toolgate_store::verify(&*store).and_then(|v| {
+            let result = toolgate_gate::verify(&*store).and_then(|v| {
                 if let Some((seq, hash)) = &anchor {
-                    toolgate_store::check_anchor(&*store, *seq, hash)?;
+                    toolgate_gate::check_anchor(&*store, *seq, hash)?;
                 }
                 Ok(v)
             });
@@ -123,7 +124,7 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             let mut out = BufWriter::new(stdout.lock());
             loop {
                 let mut open = true;
-                toolgate_store::export(&*store, from, &mut |e| {
+                toolgate_gate::export(&*store, from, &mut |e| {
                     if let Some(seq) = e.entry.get("seq").and_then(Value::as_u64) {
                         from = seq + 1;
                     }
@@ -150,7 +151,7 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
         AuditCommand::Export { from } => {
             let stdout = std::io::stdout();
             let mut out = BufWriter::new(stdout.lock());
-            toolgate_store::export(&*store, from.max(1), &mut |e| {
+            toolgate_gate::export(&*store, from.max(1), &mut |e| {
                 writeln!(out, "{}", serde_json::to_string(&e).unwrap_or_default()).is_ok()
             })?;
             flush_ignoring_closed_pipe(&mut out)?;

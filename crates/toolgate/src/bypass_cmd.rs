@@ -9,7 +9,8 @@ use std::time::Duration;
 use toolgate_core::approval::ApprovalId;
 use toolgate_core::bypass::{BYPASSABLE, parse_layer};
 use toolgate_core::time::rfc3339_ms;
-use toolgate_store::{Clock, StoreError, SystemClock};
+use toolgate_gate::{Clock, SystemClock};
+use toolgate_store::StoreError;
 
 /// What to do with bypasses.
 #[derive(Debug, Subcommand)]
@@ -96,7 +97,7 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
                 .collect::<Result<Vec<_>>>()?;
             let d: Duration = humantime::parse_duration(duration.trim())
                 .map_err(|e| anyhow!("--for {duration:?}: {e} (e.g. 30m)"))?;
-            let b = toolgate_store::start_bypass(&*store, &clock, &layers, d, &reason, &by)?;
+            let b = toolgate_gate::start_bypass(&*store, &clock, &layers, d, &reason, &by)?;
             println!(
                 "bypass {} started by {by}: {} lifted until {} (end it sooner with `toolgate bypass end {}`)",
                 b.id,
@@ -112,7 +113,7 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
         BypassCommand::Approval { id, reason, token } => {
             let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
             let id = ApprovalId::parse(&id).map_err(|e| anyhow!("{id:?}: {e}"))?;
-            let a = toolgate_store::bypass_approval(&*store, &clock, &id, &reason, &by)?;
+            let a = toolgate_gate::bypass_approval(&*store, &clock, &id, &reason, &by)?;
             println!(
                 "approval {id} bypassed by {by}: the agent may retry the exact call once, until {}",
                 rfc3339_ms(a.usable_until_ms.unwrap_or_default())
@@ -148,7 +149,7 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
         }
         BypassCommand::End { id, token } => {
             let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
-            let b = toolgate_store::end_bypass(&*store, &clock, &id, &by)?;
+            let b = toolgate_gate::end_bypass(&*store, &clock, &id, &by)?;
             println!("bypass {} ended by {by}", b.id);
         }
     }

@@ -13,7 +13,7 @@ use toolgate_core::engine::Engine;
 use toolgate_core::model::{Decision, ToolCall};
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
-use toolgate_store::{Gate, SystemClock};
+use toolgate_gate::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
 use toolgate_core::shown::visible;
@@ -180,7 +180,7 @@ pub fn engine_for(policy: Policy) -> Engine {
     let wants_posture = policy.profile().is_some();
     let engine = Engine::new(policy);
     if wants_posture {
-        engine.with_posture(toolgate_store::posture::current())
+        engine.with_posture(toolgate_gate::posture::current())
     } else {
         engine
     }

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use toolgate_core::approval::ApprovalId;
 use toolgate_core::model::{Decision, ToolCall, Verdict};
-use toolgate_store::{Clock, Gate, GiveUp, Look, Next, Store, SystemClock, Waiter};
+use toolgate_gate::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
+use toolgate_store::Store;
 
 /// How long to wait for the daemon's answer to a plain check.
 pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
@@ -227,13 +228,13 @@ impl<'s> WaitMark<'s> {
             return;
         }
         self.clear();
-        let _ = toolgate_store::mark_waiting(self.store, id, Some(until_ms));
+        let _ = toolgate_gate::mark_waiting(self.store, id, Some(until_ms));
         self.marked = Some(*id);
     }
 
     fn clear(&mut self) {
         if let Some(id) = self.marked.take() {
-            let _ = toolgate_store::mark_waiting(self.store, &id, None);
+            let _ = toolgate_gate::mark_waiting(self.store, &id, None);
         }
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolgate_core::input::{parse_json, tool_call};
 use toolgate_core::knowledge::enforce::{Audience, Outcome, outcome, render};
 use toolgate_core::knowledge::sop::sop_name;
-use toolgate_store::{AckError, Gate, SystemClock};
+use toolgate_gate::{AckError, Gate, SystemClock};
 
 /// Prints a line; a closed pipe (`| head`) ends the output quietly.
 macro_rules! say {

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryInput};
-use toolgate_store::{Clock, SystemClock};
+use toolgate_gate::{Clock, SystemClock};
 
 /// What to do with memories.
 #[derive(Debug, Subcommand)]
@@ -142,7 +142,7 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
             };
             let m = input.validate(clock.now_ms()).map_err(BadInput)?;
             let store = data.open()?;
-            let m = toolgate_store::add_memory(&*store, &clock, m, &os_user())?;
+            let m = toolgate_gate::add_memory(&*store, &clock, m, &os_user())?;
             if json {
                 println!("{}", serde_json::to_string(&m)?);
             } else {
@@ -192,7 +192,7 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
         }
         MemoryCommand::Remove { id } => {
             let store = data.open()?;
-            if !toolgate_store::remove_memory(&*store, &clock, id, &os_user())? {
+            if !toolgate_gate::remove_memory(&*store, &clock, id, &os_user())? {
                 return Err(NotFound(id).into());
             }
             println!("removed memory {id}");
@@ -306,7 +306,7 @@ fn import(data: &DataDirArgs, file: &std::path::Path) -> Result<()> {
     }
     let store = data.open()?;
     let count = items.len();
-    let ids = toolgate_store::import_memories(&*store, &SystemClock, items, &os_user())
+    let ids = toolgate_gate::import_memories(&*store, &SystemClock, items, &os_user())
         .with_context(|| format!("importing {name}: nothing was imported"))?;
     let first = ids.first().copied().unwrap_or_default();
     let last = ids.last().copied().unwrap_or_default();

@@ -6,7 +6,8 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use std::process::ExitCode;
 use toolgate_core::time::rfc3339_ms;
-use toolgate_store::{ADMIN, Operator, Store, StoreError, SystemClock, TOKEN_PREFIX};
+use toolgate_gate::{ADMIN, SystemClock, TOKEN_PREFIX};
+use toolgate_store::{Operator, Store, StoreError};
 
 /// What to do with operators.
 #[derive(Debug, Subcommand)]
@@ -92,18 +93,18 @@ fn run_inner(cmd: OperatorsCommand, data: &DataDirArgs) -> Result<()> {
             json,
         } => {
             let (op, token) =
-                toolgate_store::add_operator(&*store, &SystemClock, &name, &identities, &by())?;
+                toolgate_gate::add_operator(&*store, &SystemClock, &name, &identities, &by())?;
             print_token(&op, &token, json, "added")?;
         }
         OperatorsCommand::Rotate { name, json } => {
-            let (op, token) = toolgate_store::rotate_token(&*store, &SystemClock, &name, &by())?;
+            let (op, token) = toolgate_gate::rotate_token(&*store, &SystemClock, &name, &by())?;
             print_token(&op, &token, json, "issued a new token for")?;
         }
         OperatorsCommand::Identity { name, add, remove } => {
             if add.is_empty() && remove.is_empty() {
                 bail!("say what to change: --add KIND:ID and/or --remove KIND:ID");
             }
-            let op = toolgate_store::change_identities(
+            let op = toolgate_gate::change_identities(
                 &*store,
                 &SystemClock,
                 &name,
@@ -122,7 +123,7 @@ fn run_inner(cmd: OperatorsCommand, data: &DataDirArgs) -> Result<()> {
             );
         }
         OperatorsCommand::Remove { name } => {
-            let op = toolgate_store::remove_operator(&*store, &SystemClock, &name, &by())?;
+            let op = toolgate_gate::remove_operator(&*store, &SystemClock, &name, &by())?;
             println!(
                 "removed {}: their token and chat accounts no longer work",
                 op.name
@@ -199,7 +200,7 @@ pub fn voter(
     let identity = match token {
         None => ADMIN.to_string(),
         Some(t) if t.starts_with(TOKEN_PREFIX) => {
-            match toolgate_store::operator_for_token(store, t)? {
+            match toolgate_gate::operator_for_token(store, t)? {
                 Some(op) => op.name,
                 None => bail!(
                     "this operator token is not (or no longer) valid: it was rotated or its operator removed; ask for a new one (`toolgate operators rotate NAME`)"

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, TokenSource, Tokens};
-use toolgate_store::SystemClock;
 
 use crate::check::{daemon_env, load_engine};
 use crate::state::DataDirArgs;

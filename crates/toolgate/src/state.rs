@@ -4,7 +4,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
-use toolgate_store::{SqliteStore, Store, SyncMode};
+use toolgate_store::Store;
+use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
 /// The global `--data-dir` and `--store` options.
 #[derive(Debug, Clone, Args)]

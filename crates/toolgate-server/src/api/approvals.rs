@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate_core::approval::ApprovalId;
-use toolgate_store::{VoteInput, VoteOutcome};
+use toolgate_gate::{VoteInput, VoteOutcome};
 
 /// Most approvals one listing returns.
 const MAX_LIMIT: usize = 1000;
@@ -38,7 +38,7 @@ pub async fn list(
     let all = q.all.unwrap_or(false);
     let (store, clock) = (app.store.clone(), app.clock.clone());
     let views =
-        tokio::task::spawn_blocking(move || toolgate_store::list(&*store, &*clock, all, limit))
+        tokio::task::spawn_blocking(move || toolgate_gate::list(&*store, &*clock, all, limit))
             .await
             .map_err(|_| ApiError::internal("listing approvals failed"))??;
     let approvals: Vec<Value> = views.iter().map(|v| with_deliveries(&app, v)).collect();
@@ -47,7 +47,7 @@ pub async fn list(
 
 /// An approval view with where its notices stand, target by target
 /// (`deliveries`: empty when no routing target took it).
-fn with_deliveries(app: &App, view: &toolgate_store::ApprovalView) -> Value {
+fn with_deliveries(app: &App, view: &toolgate_gate::ApprovalView) -> Value {
     let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
     let id = view.approval.id.to_string();
     // An agent waits through this daemon (`?wait`), or in a process of its
@@ -91,7 +91,7 @@ pub async fn show(
     app.authenticate(&headers, None, Role::Operator).await?;
     let id = parse_id(id)?;
     let (store, clock) = (app.store.clone(), app.clock.clone());
-    let view = tokio::task::spawn_blocking(move || toolgate_store::show(&*store, &*clock, &id))
+    let view = tokio::task::spawn_blocking(move || toolgate_gate::show(&*store, &*clock, &id))
         .await
         .map_err(|_| ApiError::internal("reading the approval failed"))??;
     Ok(Json(with_deliveries(&app, &view)))
@@ -188,8 +188,8 @@ async fn cast(
     };
     let (store, clock) = (app.store.clone(), app.clock.clone());
     let (outcome, view) = tokio::task::spawn_blocking(move || {
-        let outcome = toolgate_store::vote(&*store, &*clock, &id, input)?;
-        let view = toolgate_store::show(&*store, &*clock, &id)?;
+        let outcome = toolgate_gate::vote(&*store, &*clock, &id, input)?;
+        let view = toolgate_gate::show(&*store, &*clock, &id)?;
         Ok::<_, toolgate_store::StoreError>((outcome, view))
     })
     .await

@@ -82,7 +82,7 @@ pub async fn start(
                 ))
             })?;
             let b = tokio::task::spawn_blocking(move || {
-                toolgate_store::start_bypass(
+                toolgate_gate::start_bypass(
                     &*store,
                     &*clock,
                     &layers,
@@ -99,7 +99,7 @@ pub async fn start(
             let id = ApprovalId::parse(&id)
                 .map_err(|e| ApiError::not_found(format!("no approval {id:?}: {e}")))?;
             let a = tokio::task::spawn_blocking(move || {
-                toolgate_store::bypass_approval(&*store, &*clock, &id, &reason, &who.identity)
+                toolgate_gate::bypass_approval(&*store, &*clock, &id, &reason, &who.identity)
             })
             .await
             .map_err(|_| ApiError::internal("bypassing the approval failed"))??;
@@ -121,7 +121,7 @@ pub async fn end(
     let Path(id) = id.map_err(|_| ApiError::not_found("no such bypass"))?;
     let (store, clock) = (app.store.clone(), app.clock.clone());
     let b = tokio::task::spawn_blocking(move || {
-        toolgate_store::end_bypass(&*store, &*clock, &id, &who.identity)
+        toolgate_gate::end_bypass(&*store, &*clock, &id, &who.identity)
     })
     .await
     .map_err(|_| ApiError::internal("ending the bypass failed"))??;

@@ -13,7 +13,8 @@ use serde_json::json;
 use std::sync::Arc;
 use toolgate_channels::{ChannelVote, Inbound, ReplayGuard, discord};
 use toolgate_core::approval::ApprovalId;
-use toolgate_store::{Clock, Store, VoteInput, VoteOutcome};
+use toolgate_gate::{Clock, VoteInput, VoteOutcome};
+use toolgate_store::Store;
 
 /// Largest callback body read.
 const MAX_CALLBACK: usize = 64 * 1024;
@@ -27,7 +28,7 @@ struct StoreGuard {
 
 impl ReplayGuard for StoreGuard {
     fn first_use(&self, key: &str, keep_until_secs: i64) -> bool {
-        toolgate_store::use_once(
+        toolgate_gate::use_once(
             &*self.store,
             &*self.clock,
             &format!("callback:{key}"),
@@ -149,7 +150,7 @@ async fn record(
     let kind = vote.kind;
     let approve = vote.approve;
     let result = tokio::task::spawn_blocking(move || {
-        let Some(op) = toolgate_store::operator_for_identity(&*store, &who)? else {
+        let Some(op) = toolgate_gate::operator_for_identity(&*store, &who)? else {
             return Ok(Err(format!(
                 "{who} is not linked to a toolgate operator, so this press counts for nothing; an administrator can link it: toolgate operators add NAME --identity {who}"
             )));
@@ -161,7 +162,7 @@ async fn record(
             channel: kind.to_string(),
             relayed: false,
         };
-        match toolgate_store::vote(&*store, &*clock, &id, input) {
+        match toolgate_gate::vote(&*store, &*clock, &id, input) {
             Ok(o) => Ok(Ok((op.name, o))),
             Err(toolgate_store::StoreError::Refused(r)) => Ok(Err(r.to_string())),
             Err(toolgate_store::StoreError::NotFound(_)) => Ok(Err("no such approval".into())),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
 use toolgate_core::model::{Decision, ToolCall, Verdict};
 use toolgate_core::normalize::kind_of;
-use toolgate_store::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
+use toolgate_gate::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
 
 /// Longest `?wait=` honoured.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);

@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate_core::time::rfc3339_ms;
-use toolgate_store::AckError;
+use toolgate_gate::AckError;
 
 /// `POST /v1/knowledge/ack` with `{"id": "<id>", "session": "…"}` (agent:
 /// the held call's session or agent) or `{"id": "<id>", "by": "…"}`
@@ -46,7 +46,7 @@ pub async fn ack(
                     .map(str::to_string),
                 ..Default::default()
             };
-            let scope = toolgate_store::ack_scope(&call);
+            let scope = toolgate_gate::ack_scope(&call);
             (format!("agent ({scope})"), Some(scope))
         }
         // Recorded as the authenticated person; with the shared token, a

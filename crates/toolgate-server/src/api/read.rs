@@ -116,7 +116,7 @@ pub async fn verify(
 ) -> Result<Json<Value>, ApiError> {
     app.authenticate(&headers, None, Role::Operator).await?;
     let store = app.store.clone();
-    let result = tokio::task::spawn_blocking(move || toolgate_store::verify(&*store))
+    let result = tokio::task::spawn_blocking(move || toolgate_gate::verify(&*store))
         .await
         .map_err(|_| ApiError::internal("verifying the audit log failed"))?;
     Ok(Json(match result {

@@ -433,7 +433,7 @@ impl Proxy {
     /// request gets a fresh random id, so a server that saw one cannot
     /// guess the next; `None` when no random id can be made.
     fn elicit(&self, call: &ToolCall, d: &Decision) -> Option<(String, oneshot::Receiver<Value>)> {
-        let id = format!("{ELICIT_PREFIX}{}", toolgate_store::random_hex().ok()?);
+        let id = format!("{ELICIT_PREFIX}{}", toolgate_gate::random_hex().ok()?);
         let (tx, rx) = oneshot::channel();
         lock(&self.asked).insert(id.clone(), tx);
         // A relayed approval never counts for R4, so never suggest it does.

@@ -17,7 +17,7 @@
   const fmt = window.toolgateFormat;
 
   // The lookup-time histogram's bucket bounds in µs, as
-  // toolgate-store/src/knowledge/stats.rs LOOKUP_BUCKETS_US (the last bucket
+  // toolgate-gate/src/knowledge/stats.rs LOOKUP_BUCKETS_US (the last bucket
   // holds anything slower). Shown only when the daemon sends as many buckets.
   const LOOKUP_BUCKETS_US = [50, 100, 250, 500, 1000, 2000, 5000, 20000];
 

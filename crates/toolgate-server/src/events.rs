@@ -11,8 +11,12 @@ use std::time::{Duration, Instant};
 use toolgate_core::hex::hex;
 
 /// How often the audit log is read when nothing in this process committed
-/// (votes and checks by other processes show up within this).
+/// (votes and checks by other processes show up within this), on a store
+/// that cannot say when another process commits (SQLite: the CLI voting).
 const TAIL_EVERY: Duration = Duration::from_millis(250);
+/// The same, on a store that wakes the tailer when another process commits
+/// (PostgreSQL's notifications): only a safety net.
+const TAIL_EVERY_WATCHED: Duration = Duration::from_secs(2);
 /// How long the tailer lets commits gather after being woken.
 const TAIL_COALESCE: Duration = Duration::from_millis(20);
 /// Most rows read per tail pass.
@@ -28,12 +32,23 @@ pub fn spawn_all(app: &Arc<App>) {
         app.clone(),
         app.approval_changes.subscribe(),
     ));
-    tokio::spawn(tail(app.clone()));
+    let committed = app.committed.clone();
+    let watched = app
+        .store
+        .watch_commits(Arc::new(move || committed.notify_one()));
+    tokio::spawn(tail(
+        app.clone(),
+        if watched {
+            TAIL_EVERY_WATCHED
+        } else {
+            TAIL_EVERY
+        },
+    ));
     tokio::spawn(sweep(app.clone()));
     tokio::spawn(tick(app.clone()));
 }
 
-async fn tail(app: Arc<App>) {
+async fn tail(app: Arc<App>, every: Duration) {
     // From the head read when the daemon was bound, before any request.
     let mut next = app.audit_head.lock().unwrap_or_else(|p| p.into_inner()).0 + 1;
     let mut created: HashMap<String, Instant> = HashMap::new();
@@ -44,7 +59,7 @@ async fn tail(app: Arc<App>) {
                 // few gather so one read serves them all.
                 tokio::time::sleep(TAIL_COALESCE).await;
             }
-            _ = tokio::time::sleep(TAIL_EVERY) => {}
+            _ = tokio::time::sleep(every) => {}
         }
         let store = app.store.clone();
         let from = next;

@@ -56,14 +56,21 @@
 //! runtime). Dropping a store inside a task is fine too (its runtime shuts
 //! down in the background).
 //!
+//! # Other daemons' commits
+//!
+//! A write transaction that appended to the audit log notifies
+//! (`NOTIFY toolgate_commits`) as it commits, and
+//! [`Store::watch_commits`] listens on a connection of its own, so a daemon
+//! hears of another's decisions and votes as they commit (see `notify`).
+//!
 //! # Not yet
 //!
 //! TLS (`sslmode=require` fails to connect: only plain connections are
-//! made), LISTEN/NOTIFY for approval events across replicas, and a decisions
-//! table are later slices of issue 18.
+//! made).
 #![forbid(unsafe_code)]
 
 mod memory;
+mod notify;
 mod schema;
 mod tx;
 
@@ -135,6 +142,10 @@ where
 pub struct PostgresStore {
     location: String,
     keys: Keys,
+    /// How to connect (for the notification listener).
+    config: Config,
+    /// This store's commits, as other stores' listeners see them.
+    sender: notify::Sender,
     writers: Pool,
     readers: Pool,
     /// Always `Some` until dropped (taken there to shut it down without
@@ -214,7 +225,14 @@ impl PostgresStore {
                 .build()
                 .map_err(db_err(&location))
         };
+        let mut instance = [0u8; 8];
+        getrandom::fill(&mut instance).map_err(|e| StoreError::Random(e.to_string()))?;
         let mut store = PostgresStore {
+            sender: notify::Sender {
+                space: 0,
+                instance: u64::from_le_bytes(instance),
+            },
+            config: config.clone(),
             writers: pool(WRITERS)?,
             readers: pool(READERS)?,
             keys: Keys {
@@ -234,6 +252,7 @@ impl PostgresStore {
                 .map_err(db_err(&store.location))?,
         };
         store.keys.space = space_key(current.as_deref().unwrap_or(""));
+        store.sender.space = store.keys.space;
         store.migrate(&conn, schema)?;
         Ok(store)
     }
@@ -511,6 +530,15 @@ fn location_of(config: &Config) -> String {
 impl Store for PostgresStore {
     fn begin(&self) -> Result<Box<dyn Tx + '_>, StoreError> {
         Ok(Box::new(tx::PostgresTx::begin(self)?))
+    }
+
+    fn watch_commits(&self, wake: Arc<dyn Fn() + Send + Sync>) -> bool {
+        let Some(rt) = self.rt.as_ref() else {
+            return false;
+        };
+        let _context = rt.enter();
+        notify::watch(self.config.clone(), self.sender, wake);
+        true
     }
 
     fn scan_audit(

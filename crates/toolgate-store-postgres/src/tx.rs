@@ -506,14 +506,16 @@ impl Tx for PostgresTx<'_> {
                     .into(),
             });
         }
-        // The head and the commit in one round trip (numbers and hex only:
-        // nothing from outside is spliced in).
+        // The head, the notification to other daemons (sent only if the
+        // commit succeeds) and the commit in one round trip (numbers and hex
+        // only: nothing from outside is spliced in).
         let sql = match (self.head_dirty, self.head) {
             (true, Some((seq, hash))) => format!(
                 "INSERT INTO audit_head (id, seq, hash) VALUES (1, {seq}, decode('{}', 'hex')) \
                  ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash; \
-                 COMMIT",
-                hex(&hash)
+                 {} COMMIT",
+                hex(&hash),
+                self.store.sender.statement()
             ),
             _ => "COMMIT".to_string(),
         };

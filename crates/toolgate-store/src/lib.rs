@@ -27,6 +27,8 @@ mod rows;
 pub use error::StoreError;
 pub use rows::{Ack, Bypass, Operator, Shown};
 
+use std::sync::Arc;
+
 use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
 use toolgate_core::audit::AuditEvent;
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
@@ -128,6 +130,19 @@ pub trait Store: Send + Sync {
 
     /// Where the state lives, for messages (`sqlite:/path/toolgate.db`).
     fn location(&self) -> String;
+
+    /// Asks the store to call `wake` soon after another process (another
+    /// daemon sharing the store) commits a transaction that appended to the
+    /// audit log, for as long as the store lives: how a daemon learns of
+    /// other daemons' decisions and votes without reading the log over and
+    /// over. `wake` may also be called when nothing new was committed (after
+    /// a lost connection is restored, say), and must return at once. Returns
+    /// `false` when the backend cannot tell; the caller then polls. Default:
+    /// `false`.
+    fn watch_commits(&self, wake: Arc<dyn Fn() + Send + Sync>) -> bool {
+        let _ = wake;
+        false
+    }
 
     /// Does now whatever closing the store would do that matters later, so
     /// that a short-lived process may exit without closing it (every commit

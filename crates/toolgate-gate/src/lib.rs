@@ -18,6 +18,7 @@
 mod audit_log;
 mod bypass;
 mod clock;
+mod copy;
 mod escalation;
 mod factors;
 mod gate;
@@ -31,6 +32,7 @@ mod waiting;
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use bypass::{MAX_BYPASS, bypass_approval, end_bypass, start_bypass};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
+pub use copy::{Copied, PROGRESS_EVERY, copy_store};
 pub use gate::{ACK_TOOLS, Gate, Judged, RELAY_TOOLS};
 pub use knowledge::{
     AckError, KnowledgeBase, KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US, Lookup,

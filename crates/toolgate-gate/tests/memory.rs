@@ -581,6 +581,7 @@ fn a_database_with_the_old_triggers_is_migrated() {
                 UPDATE memory_rev SET rev = rev + 1 WHERE id = 1;
              END;
              DROP TABLE records;
+             DROP TABLE decisions;
              PRAGMA user_version = 2;",
         )
         .unwrap();

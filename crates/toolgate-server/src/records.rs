@@ -4,11 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate_store::{AuditRow, Store, StoreError};
-
-/// Most audit rows one `/v1/decisions` page reads before handing back a
-/// cursor, so a rare filter over a long log cannot stall the daemon.
-pub const MAX_SCAN: usize = 50_000;
+use toolgate_store::{DecisionFields, Store, StoreError};
 
 /// A decision record (docs/http-api.md) from a `decision` audit entry;
 /// `None` for other kinds or unreadable entries.
@@ -55,20 +51,17 @@ pub struct DecisionFilter {
 }
 
 impl DecisionFilter {
-    fn matches(&self, record: &Value) -> bool {
-        let checks = [
-            ("decision", &self.decision),
-            ("tool", &self.tool),
-            ("risk", &self.risk),
-            ("layer", &self.layer),
-            ("agent", &self.agent),
-            ("session", &self.session),
-        ];
-        checks.iter().all(|(k, want)| match want {
-            None => true,
-            Some(w) if w.is_empty() => true,
-            Some(w) => record.get(*k).and_then(Value::as_str) == Some(w.as_str()),
-        })
+    /// The store's query: an empty parameter (`?agent=`) filters nothing.
+    fn fields(&self) -> DecisionFields {
+        let given = |f: &Option<String>| f.clone().filter(|v| !v.is_empty());
+        DecisionFields {
+            decision: given(&self.decision),
+            tool: given(&self.tool),
+            risk: given(&self.risk),
+            layer: given(&self.layer),
+            agent: given(&self.agent),
+            session: given(&self.session),
+        }
     }
 }
 
@@ -81,30 +74,27 @@ pub struct Page {
     pub next_before: Option<u64>,
 }
 
-/// Reads decisions older than `before` matching `filter`, at most `limit`.
+/// Reads decisions older than `before` matching `filter`, at most `limit`,
+/// through the store's decisions index (no scan of the audit log).
 pub fn decisions(
     store: &dyn Store,
     filter: &DecisionFilter,
     before: u64,
     limit: usize,
 ) -> Result<Page, StoreError> {
-    let mut out = Vec::new();
-    let mut scanned = 0usize;
-    let mut last_seq = None;
-    store.scan_audit_back(before, &mut |row: AuditRow| {
-        scanned += 1;
-        last_seq = Some(row.seq);
-        if let Ok(entry) = serde_json::from_str::<Value>(&row.entry)
-            && let Some(r) = decision_record(&entry)
-            && filter.matches(&r)
-        {
-            out.push(r);
-        }
-        out.len() < limit && scanned < MAX_SCAN
-    })?;
-    let next_before = last_seq.filter(|&s| s > 1 && (out.len() >= limit || scanned >= MAX_SCAN));
+    let rows = store.decisions(&filter.fields(), before, limit)?;
+    let next_before = if rows.len() >= limit {
+        rows.last().map(|r| r.seq).filter(|&s| s > 1)
+    } else {
+        None
+    };
+    let decisions = rows
+        .iter()
+        .filter_map(|row| serde_json::from_str::<Value>(&row.entry).ok())
+        .filter_map(|entry| decision_record(&entry))
+        .collect();
     Ok(Page {
-        decisions: out,
+        decisions,
         next_before,
     })
 }
@@ -163,17 +153,26 @@ mod tests {
         assert_eq!(r["seq"], 7);
         assert_eq!(r["tool"], "exec");
         assert_eq!(r["agent"], "a");
+        // The store's index reads the same fields the record shows, so a
+        // filter on any of them finds what the record says.
+        let keys = DecisionFields::of_text(&entry(7, "block", "exec").to_string()).unwrap();
+        for (column, value) in DecisionFields::COLUMNS.iter().zip(keys.values()) {
+            assert_eq!(r[*column].as_str(), value, "{column}");
+        }
+        assert!(decision_record(&json!({"kind": "verdict", "data": {}})).is_none());
+        // An empty parameter filters nothing.
         let f = DecisionFilter {
             decision: Some("block".into()),
+            agent: Some(String::new()),
             ..Default::default()
         };
-        assert!(f.matches(&r));
-        let f = DecisionFilter {
-            tool: Some("Bash".into()),
-            ..Default::default()
-        };
-        assert!(!f.matches(&r));
-        assert!(decision_record(&json!({"kind": "verdict", "data": {}})).is_none());
+        assert_eq!(
+            f.fields(),
+            DecisionFields {
+                decision: Some("block".into()),
+                ..Default::default()
+            }
+        );
     }
 
     #[test]

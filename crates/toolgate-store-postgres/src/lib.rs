@@ -83,7 +83,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, IsolationLevel, NoTls, Row};
 use toolgate_core::approval::{Approval, ApprovalId};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
-use toolgate_store::{AuditRow, Bypass, Operator, Store, StoreError, Tx};
+use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
 
 /// At most this many connections write at once per store (writers queue on
 /// one lock anyway; the rest wait here, in process, without a connection).
@@ -478,6 +478,39 @@ fn head_from(row: Option<Row>) -> Result<Option<(u64, [u8; 32])>, tokio_postgres
     .transpose()
 }
 
+/// The values of `fields` as the decisions index holds them, in
+/// [`DecisionFields::COLUMNS`] order: a value holding NUL (which an agent
+/// may send, and the log keeps escaped) is indexed as absent, since
+/// PostgreSQL text cannot hold NUL and the statement binding it would fail
+/// (and with it the append, and the decision it records). The backfill of
+/// migration 2 does the same.
+pub(crate) fn index_values(fields: &DecisionFields) -> [Option<&str>; 6] {
+    fields.values().map(|v| v.filter(|v| !v.contains('\0')))
+}
+
+/// The query for a page of decisions matching the fields given in `q`
+/// (`$1` is `before`, then one parameter per given field in
+/// [`DecisionFields::COLUMNS`] order, then the limit). Only the given
+/// fields are in the WHERE clause, so the planner can walk the index of
+/// one of them backwards in seq order and stop after `limit` rows; column
+/// names come only from `COLUMNS`, and every value is bound, never spliced
+/// into the text.
+fn decisions_sql(q: &DecisionFields) -> String {
+    let mut sql = String::from(
+        "SELECT a.seq, a.hash, a.entry FROM decisions AS d JOIN audit AS a \
+         ON a.seq = d.seq WHERE d.seq < $1",
+    );
+    let mut n = 1;
+    for (column, value) in DecisionFields::COLUMNS.iter().zip(q.values()) {
+        if value.is_some() {
+            n += 1;
+            sql.push_str(&format!(" AND d.{column} = ${n}"));
+        }
+    }
+    sql.push_str(&format!(" ORDER BY d.seq DESC LIMIT ${}", n + 1));
+    sql
+}
+
 /// A LIMIT parameter: `NULL` (no limit) when `limit` does not fit.
 pub(crate) fn sql_limit(limit: usize) -> Option<i64> {
     i64::try_from(limit).ok()
@@ -608,6 +641,31 @@ impl Store for PostgresStore {
         )?;
         rows.iter()
             .map(|r| memory::get(r, 0, "approval id").map_err(|e| self.row_err(e)))
+            .collect()
+    }
+
+    fn decisions(
+        &self,
+        q: &DecisionFields,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        let values = q.values();
+        // No entry has seq 0; and no index value holds NUL (see
+        // `index_values`), so a query for one matches nothing.
+        if limit == 0 || before <= 1 || values.iter().flatten().any(|v| v.contains('\0')) {
+            return Ok(Vec::new());
+        }
+        let before = i64::try_from(before).unwrap_or(i64::MAX);
+        let limit = sql_limit(limit);
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&before];
+        params.extend(values.iter().flatten().map(|v| v as &(dyn ToSql + Sync)));
+        params.push(&limit);
+        // At most one cached statement per combination of fields (64) on
+        // each reader connection.
+        let rows = self.read(&decisions_sql(q), &params)?;
+        rows.iter()
+            .map(|r| audit_row(r).map_err(|e| self.row_err(e)))
             .collect()
     }
 

@@ -43,7 +43,12 @@ impl Sender {
         let Some((space, instance)) = payload.split_once(':') else {
             return false;
         };
-        space.parse() == Ok(self.space) && instance.parse() != Ok(self.instance)
+        // A payload that is not two numbers is no store's: it wakes nobody
+        // (`parse() != Ok(..)` would call an unreadable instance "other").
+        matches!(
+            (space.parse::<i32>(), instance.parse::<u64>()),
+            (Ok(space), Ok(instance)) if space == self.space && instance != self.instance
+        )
     }
 }
 

@@ -93,6 +93,122 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX records_by_until ON records (ns, until_ms) WHERE until_ms IS NOT NULL;
     "#,
+    // 2: an index of decision entries by the fields they are looked up by
+    // (`DecisionFields::COLUMNS`; NULL where the entry has no string
+    // there), so a filtered page of decisions reads only its own rows, not
+    // the whole log; `seq` is the entry's audit seq. Only the
+    // high-cardinality fields get an index: risk and layer have a handful
+    // of values each, so an index on them would select most rows anyway
+    // (a query on them alone walks the primary key backwards). Values
+    // compare byte by byte (COLLATE "C"): only equality is asked, and the
+    // C collation's comparisons are the cheapest.
+    //
+    // The entries already logged are indexed here, reading each field as
+    // `DecisionFields::of_text` does: the kind the JSON string `decision`,
+    // a field only when it is a JSON string, else NULL. Each entry is
+    // parsed once as jsonb (the subquery's OFFSET 0 keeps the planner from
+    // copying the parse into every use of it).
+    //
+    // jsonb refuses two kinds of entry, and one would fail the migration
+    // (leaving the store unable to open): one holding the escape `\u0000`
+    // (an agent may send a NUL character in a call; the log keeps it
+    // escaped, and PostgreSQL text cannot hold it), and one that is not
+    // JSON at all (corrupt). The quick pass skips the first kind (any entry
+    // with the text `\u0000`), which is then read one entry at a time: with
+    // each escape `\u0000` (after an even number of backslashes, so not a
+    // literal `\\u0000`) replaced by `\uFFFF`, and again by `\uFFFE`. A
+    // field that reads the same both times never held NUL, and is indexed
+    // as it is; one that differs did, and is indexed as NULL, as the
+    // writers index it (see `index_values`). If the quick pass fails anyway
+    // (an entry that is not JSON), every entry is read that way, and one
+    // that is not JSON is not a decision, as `of_text` says.
+    // `standard_conforming_strings` is set so the backslashes in the DO
+    // block's literals are taken as written, whatever the server's setting
+    // (the block's body is parsed after the SET runs).
+    r#"
+    CREATE TABLE decisions (
+        seq bigint PRIMARY KEY,
+        decision text COLLATE "C",
+        tool text COLLATE "C",
+        risk text COLLATE "C",
+        layer text COLLATE "C",
+        agent text COLLATE "C",
+        session text COLLATE "C"
+    );
+    CREATE INDEX decisions_by_decision ON decisions (decision, seq);
+    CREATE INDEX decisions_by_tool ON decisions (tool, seq);
+    CREATE INDEX decisions_by_agent ON decisions (agent, seq);
+    CREATE INDEX decisions_by_session ON decisions (session, seq);
+    SET LOCAL standard_conforming_strings = on;
+    DO $backfill$
+    DECLARE
+        nul_escape constant text := '(?<!\\)((?:\\\\)*)\\u0000';
+        every_entry boolean := false;
+        r record;
+        t text;
+        e1 jsonb;
+        e2 jsonb;
+        v jsonb;
+        path text;
+        vals text[];
+    BEGIN
+        BEGIN
+            INSERT INTO decisions (seq, decision, tool, risk, layer, agent, session)
+            SELECT seq,
+                CASE WHEN jsonb_typeof(e->'data'->'decision') = 'string'
+                    THEN e->'data'->>'decision' END,
+                CASE WHEN jsonb_typeof(e->'data'->'call'->'tool') = 'string'
+                    THEN e->'data'->'call'->>'tool' END,
+                CASE WHEN jsonb_typeof(e->'data'->'risk') = 'string'
+                    THEN e->'data'->>'risk' END,
+                CASE WHEN jsonb_typeof(e->'data'->'layer') = 'string'
+                    THEN e->'data'->>'layer' END,
+                CASE WHEN jsonb_typeof(e->'data'->'call'->'agent') = 'string'
+                    THEN e->'data'->'call'->>'agent' END,
+                CASE WHEN jsonb_typeof(e->'data'->'call'->'session') = 'string'
+                    THEN e->'data'->'call'->>'session' END
+            FROM (
+                SELECT seq,
+                    CASE WHEN strpos(entry, '\u0000') = 0 THEN entry::jsonb END AS e
+                FROM audit OFFSET 0
+            ) AS parsed
+            WHERE jsonb_typeof(e->'kind') = 'string' AND e->>'kind' = 'decision';
+        EXCEPTION WHEN data_exception THEN
+            every_entry := true;
+        END;
+        FOR r IN SELECT seq, entry FROM audit
+            WHERE every_entry OR strpos(entry, '\u0000') > 0 ORDER BY seq
+        LOOP
+            BEGIN
+                t := regexp_replace(r.entry, nul_escape, '\1\\uFFFF', 'g');
+                e1 := t::jsonb;
+                IF t = r.entry THEN
+                    e2 := e1;
+                ELSE
+                    e2 := regexp_replace(r.entry, nul_escape, '\1\\uFFFE', 'g')::jsonb;
+                END IF;
+            EXCEPTION WHEN data_exception THEN
+                CONTINUE;
+            END;
+            vals := ARRAY[]::text[];
+            FOREACH path IN ARRAY ARRAY['{kind}', '{data,decision}', '{data,call,tool}',
+                '{data,risk}', '{data,layer}', '{data,call,agent}', '{data,call,session}']
+            LOOP
+                v := e1 #> path::text[];
+                IF jsonb_typeof(v) = 'string' AND v = e2 #> path::text[] THEN
+                    vals := array_append(vals, v #>> '{}');
+                ELSE
+                    vals := array_append(vals, NULL::text);
+                END IF;
+            END LOOP;
+            IF vals[1] = 'decision' THEN
+                INSERT INTO decisions (seq, decision, tool, risk, layer, agent, session)
+                VALUES (r.seq, vals[2], vals[3], vals[4], vals[5], vals[6], vals[7]);
+            END IF;
+        END LOOP;
+    END
+    $backfill$;
+    "#,
 ];
 
 /// The newest schema version this build knows.

@@ -4,19 +4,41 @@
 //! store's advisory lock (see the crate documentation).
 
 use crate::memory::{self, SHOWN_COLUMNS};
-use crate::{Keys, PostgresStore, RowError, db_err, read_head, sql_limit};
+use crate::{Keys, PostgresStore, RowError, db_err, index_values, read_head, sql_limit};
 use deadpool_postgres::Object;
+use std::sync::LazyLock;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
 use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
 use toolgate_core::hex::hex;
 use toolgate_core::knowledge::memory::Memory;
-use toolgate_store::{Ack, Bypass, Operator, Shown, StoreError, Tx};
+use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 /// How long a writer waits for the lock (or any lock) before failing, as
 /// the SQLite store's busy timeout.
 const LOCK_TIMEOUT: &str = "30s";
+
+/// Adds one entry (`$1` seq, `$2` hash, `$3` text) to the audit log.
+const INSERT_AUDIT: &str = "INSERT INTO audit (seq, hash, entry) VALUES ($1, $2, $3)";
+
+/// Adds one decision entry to the audit log and to the decisions index
+/// (migration 2) in one statement: indexing costs an append no round trip
+/// of its own (appends are on every decision's path). `$1`..`$3` as
+/// [`INSERT_AUDIT`], then the fields in [`DecisionFields::COLUMNS`] order,
+/// named by that constant so the two cannot drift apart. A data-modifying
+/// CTE runs whether or not anything reads it.
+static INSERT_AUDIT_DECISION: LazyLock<String> = LazyLock::new(|| {
+    let columns = DecisionFields::COLUMNS.join(", ");
+    let params: Vec<String> = (4..DecisionFields::COLUMNS.len() + 4)
+        .map(|i| format!("${i}"))
+        .collect();
+    format!(
+        "WITH entry AS ({INSERT_AUDIT}) \
+         INSERT INTO decisions (seq, {columns}) VALUES ($1, {})",
+        params.join(", ")
+    )
+});
 
 pub(crate) struct PostgresTx<'a> {
     store: &'a PostgresStore,
@@ -150,6 +172,43 @@ impl<'a> PostgresTx<'a> {
         rows.iter()
             .map(|r| memory::shown_from_row(r).map_err(|e| self.row_err(e)))
             .collect()
+    }
+
+    /// The head of the audit chain as this transaction sees it: its own
+    /// last append, else the one recorded.
+    fn head(&mut self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        if let Some(h) = self.head {
+            return Ok(Some(h));
+        }
+        let conn = self.conn()?;
+        let r = self.store.run(read_head(conn));
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// Inserts audit entry `seq` and, when it is a decision (`fields`), its
+    /// row of the decisions index, in one statement; so the index never
+    /// holds an entry the log does not, or misses one it does.
+    fn insert_entry(
+        &mut self,
+        seq: i64,
+        hash: &[u8; 32],
+        entry: &str,
+        fields: Option<&DecisionFields>,
+    ) -> Result<(), StoreError> {
+        let hash = &hash[..];
+        match fields {
+            None => self.execute(INSERT_AUDIT, &[&seq, &hash, &entry])?,
+            Some(fields) => {
+                let [decision, tool, risk, layer, agent, session] = index_values(fields);
+                self.execute(
+                    &INSERT_AUDIT_DECISION,
+                    &[
+                        &seq, &hash, &entry, &decision, &tool, &risk, &layer, &agent, &session,
+                    ],
+                )?
+            }
+        };
+        Ok(())
     }
 
     /// Ends the transaction without committing; a connection that cannot
@@ -331,7 +390,16 @@ impl Tx for PostgresTx<'_> {
                 location: self.store.location.clone(),
                 detail: format!("memory id {} is out of range", m.id),
             })?;
-            self.execute(
+            // The revision moves, and the identity sequence moves past an
+            // id given by hand (so a later insert without one never
+            // collides with it, as with SQLite's AUTOINCREMENT), in the same
+            // statement as the row: one round trip. A fresh sequence reads
+            // `last_value` 1 before handing out 1 (`is_called` false), so an
+            // explicit 1 must move it too. `setval` is not transactional: a
+            // rollback leaves a gap in the ids, never a repeat. The final
+            // SELECT reads `s`, since a plain SELECT in a CTE runs only if
+            // something reads it.
+            self.query(
                 "WITH m AS (INSERT INTO memories \
                  (id, text, categories, confidence, source, created_ms, words) \
                  VALUES ($1, $2, $3, $4, $5, $6, to_tsvector('simple', $7)) \
@@ -339,8 +407,10 @@ impl Tx for PostgresTx<'_> {
                  categories = excluded.categories, confidence = excluded.confidence, \
                  source = excluded.source, created_ms = excluded.created_ms, \
                  words = excluded.words RETURNING id), \
-                 r AS (UPDATE memory_rev SET rev = rev + 1 WHERE id = 1) \
-                 SELECT id FROM m",
+                 r AS (UPDATE memory_rev SET rev = rev + 1 WHERE id = 1), \
+                 s AS (SELECT setval('memories_id_seq', $1) FROM memories_id_seq \
+                       WHERE last_value < $1 OR (last_value = $1 AND NOT is_called)) \
+                 SELECT id, (SELECT count(*) FROM s) FROM m",
                 &[
                     &id,
                     &m.text,
@@ -350,13 +420,6 @@ impl Tx for PostgresTx<'_> {
                     &m.created_ms,
                     &words,
                 ],
-            )?;
-            // An id given by hand is never handed out again (as SQLite's
-            // AUTOINCREMENT does).
-            self.execute(
-                "SELECT setval('memories_id_seq', $1) \
-                 WHERE $1 >= (SELECT last_value FROM memories_id_seq)",
-                &[&id],
             )?;
             Ok(m.id)
         }
@@ -476,22 +539,68 @@ impl Tx for PostgresTx<'_> {
         Ok(inserted == 1)
     }
 
-    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
-        let (last, prev) = match self.head {
-            Some(h) => h,
-            None => {
-                let conn = self.conn()?;
-                let r = self.store.run(read_head(conn));
-                r.map_err(|e| self.fail(e))?.unwrap_or((0, GENESIS))
+    fn acks(&mut self) -> Result<Vec<Ack>, StoreError> {
+        self.records(
+            "acknowledgement",
+            "SELECT record FROM acks ORDER BY key, scope",
+            &[],
+        )
+    }
+
+    fn all_shown(&mut self) -> Result<Vec<Shown>, StoreError> {
+        self.query_shown(
+            &format!("SELECT {SHOWN_COLUMNS} FROM knowledge_shown ORDER BY shown_ms, ord"),
+            &[],
+        )
+    }
+
+    fn used_keys(&mut self) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = self.query(
+            "SELECT key, until_ms FROM records WHERE ns = 'key' ORDER BY key",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let key: String = memory::get(r, 0, "used key").map_err(|e| self.row_err(e))?;
+                // `use_key` always sets it: NULL is a row this store did
+                // not write.
+                let until: i64 =
+                    memory::get(r, 1, "used key until_ms").map_err(|e| self.row_err(e))?;
+                Ok((key, until))
+            })
+            .collect()
+    }
+
+    fn append_row(&mut self, row: &AuditRow) -> Result<(), StoreError> {
+        let last = self.head()?.map_or(0, |(seq, _)| seq);
+        let seq = match i64::try_from(row.seq) {
+            Ok(seq) if Some(row.seq) == last.checked_add(1) => seq,
+            _ => {
+                // Refused before any statement runs: the transaction is
+                // still usable.
+                return Err(StoreError::Corrupt {
+                    location: self.store.location.clone(),
+                    detail: format!(
+                        "audit entry {} cannot follow {last}: the copy is out of order",
+                        row.seq
+                    ),
+                });
             }
         };
+        let fields = DecisionFields::of_text(&row.entry);
+        self.insert_entry(seq, &row.hash, &row.entry, fields.as_ref())?;
+        self.head = Some((row.seq, row.hash));
+        self.head_dirty = true;
+        Ok(())
+    }
+
+    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
+        let (last, prev) = self.head()?.unwrap_or((0, GENESIS));
         let seq = last + 1;
         let text = event.canonical(seq);
         let hash = chain_hash(&prev, text.as_bytes());
-        self.execute(
-            "INSERT INTO audit (seq, hash, entry) VALUES ($1, $2, $3)",
-            &[&(seq as i64), &&hash[..], &text],
-        )?;
+        let fields = DecisionFields::of_event(event);
+        self.insert_entry(seq as i64, &hash, &text, fields.as_ref())?;
         self.head = Some((seq, hash));
         self.head_dirty = true;
         Ok(seq)

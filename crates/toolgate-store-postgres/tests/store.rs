@@ -10,7 +10,7 @@ use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::knowledge::memory::{Category, Memory};
 use toolgate_core::model::{Layer, RiskClass};
 use toolgate_gate::{check_anchor, verify};
-use toolgate_store::{Ack, AuditRow, Bypass, Operator, Shown, Store, StoreError};
+use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, Store, StoreError};
 use toolgate_store_postgres::PostgresStore;
 
 fn event(n: u64) -> AuditEvent {
@@ -472,7 +472,7 @@ fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
     }
     assert_eq!(
         db.column("SELECT version FROM schema_migrations ORDER BY version"),
-        vec!["1"]
+        vec!["1", "2"]
     );
     db.sql("INSERT INTO schema_migrations (version) VALUES (99)");
     match PostgresStore::connect_in_schema(&db.url, &db.schema) {
@@ -481,7 +481,7 @@ fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
             known,
             location,
         }) => {
-            assert_eq!((found, known), (99, 1));
+            assert_eq!((found, known), (99, 2));
             assert!(location.starts_with("postgres://"), "{location}");
         }
         other => panic!("a newer schema was accepted: {other:?}"),
@@ -583,7 +583,674 @@ fn connect_uses_the_search_path_of_the_url() {
     assert_eq!(verify(&again).unwrap().entries, 1);
     assert_eq!(db.column("SELECT count(*) FROM audit"), vec!["1"]);
     assert_eq!(
-        db.column("SELECT version FROM schema_migrations"),
+        db.column("SELECT version FROM schema_migrations ORDER BY version"),
+        vec!["1", "2"]
+    );
+}
+
+/// A decision entry's event with `data` as given.
+fn decision_event(n: u64, data: serde_json::Value) -> AuditEvent {
+    AuditEvent {
+        ts_ms: T0 + n as i64,
+        trace: format!("d{n}"),
+        kind: AuditKind::Decision,
+        data,
+    }
+}
+
+/// The `i`th event of a mixed log: mostly decisions, their fields drawn
+/// from small sets, some with a field that is no string or no call; every
+/// fifth a verdict shaped like a decision (which is never one).
+fn mixed_event(i: u64) -> AuditEvent {
+    const DECISIONS: [&str; 3] = ["allow", "block", "escalate"];
+    const TOOLS: [&str; 3] = ["exec", "read", "write"];
+    const LAYERS: [&str; 2] = ["policy", "risk"];
+    const AGENTS: [&str; 2] = ["claude", "codex"];
+    const SESSIONS: [&str; 4] = ["s1", "s2", "s3", "s4"];
+    let k = i as usize;
+    let mut data = json!({
+        "decision": DECISIONS[k % 3],
+        "risk": format!("R{}", k % 5),
+        "layer": LAYERS[k % 2],
+        "call": {
+            "tool": TOOLS[(k / 3) % 3],
+            "agent": AGENTS[(k / 2) % 2],
+            "session": SESSIONS[(k / 4) % 4],
+            "params": {"n": i},
+        },
+    });
+    if i.is_multiple_of(7) {
+        data["risk"] = json!(3);
+    }
+    if i.is_multiple_of(11) {
+        data.as_object_mut().unwrap().remove("call");
+    }
+    if i.is_multiple_of(13) {
+        data["call"]["agent"] = json!(["claude"]);
+    }
+    let mut e = decision_event(i, data);
+    if i.is_multiple_of(5) {
+        e.kind = AuditKind::Verdict;
+    }
+    e
+}
+
+/// The decisions index as the store should hold it, from the log itself:
+/// each decision entry's seq and fields (`DecisionFields::of_text`), a
+/// field holding NUL as absent (PostgreSQL text cannot hold it).
+fn index_model(s: &PostgresStore) -> Vec<(u64, DecisionFields)> {
+    let mut model = Vec::new();
+    s.scan_audit(1, &mut |r| {
+        if let Some(f) = DecisionFields::of_text(&r.entry) {
+            let [decision, tool, risk, layer, agent, session] = f
+                .values()
+                .map(|v| v.filter(|v| !v.contains('\0')).map(str::to_string));
+            model.push((
+                r.seq,
+                DecisionFields {
+                    decision,
+                    tool,
+                    risk,
+                    layer,
+                    agent,
+                    session,
+                },
+            ));
+        }
+        true
+    })
+    .unwrap();
+    model
+}
+
+/// What `decisions(q, before, limit)` should return (its seqs), by the
+/// model.
+fn expected(
+    model: &[(u64, DecisionFields)],
+    q: &DecisionFields,
+    before: u64,
+    limit: usize,
+) -> Vec<u64> {
+    model
+        .iter()
+        .rev()
+        .filter(|(seq, f)| {
+            *seq < before
+                && q.values()
+                    .iter()
+                    .zip(f.values())
+                    .all(|(want, have)| want.is_none() || *want == have)
+        })
+        .map(|(seq, _)| *seq)
+        .take(limit)
+        .collect()
+}
+
+/// Every combination of the fields of `sample` (64 queries, the empty one
+/// included).
+fn combinations(sample: &DecisionFields) -> Vec<DecisionFields> {
+    (0..64u32)
+        .map(|mask| {
+            let pick = |bit: u32, v: &Option<String>| {
+                if mask & (1 << bit) != 0 {
+                    v.clone()
+                } else {
+                    None
+                }
+            };
+            DecisionFields {
+                decision: pick(0, &sample.decision),
+                tool: pick(1, &sample.tool),
+                risk: pick(2, &sample.risk),
+                layer: pick(3, &sample.layer),
+                agent: pick(4, &sample.agent),
+                session: pick(5, &sample.session),
+            }
+        })
+        .collect()
+}
+
+fn seqs(rows: &[AuditRow]) -> Vec<u64> {
+    rows.iter().map(|r| r.seq).collect()
+}
+
+/// Checks every combination of a few entries' fields (and values no entry
+/// has) against the model, whole and in pages.
+fn check_decisions_against(s: &PostgresStore, model: &[(u64, DecisionFields)]) {
+    let mut samples: Vec<DecisionFields> = [0, 5, 17, 40]
+        .iter()
+        .filter_map(|&i| model.get(i).map(|(_, f)| f.clone()))
+        .collect();
+    samples.push(DecisionFields {
+        decision: Some("allow".into()),
+        tool: Some("nope".into()),
+        risk: Some("R9".into()),
+        layer: Some("x".into()),
+        agent: Some("nobody".into()),
+        session: Some("s0".into()),
+    });
+    let mut checked = 0;
+    for sample in &samples {
+        for q in combinations(sample) {
+            let all = s.decisions(&q, u64::MAX, usize::MAX).unwrap();
+            assert_eq!(
+                seqs(&all),
+                expected(model, &q, u64::MAX, usize::MAX),
+                "{q:?}"
+            );
+            let page = s.decisions(&q, 60, 3).unwrap();
+            assert_eq!(seqs(&page), expected(model, &q, 60, 3), "{q:?}");
+            checked += usize::from(!all.is_empty());
+        }
+    }
+    assert!(checked > 100, "too few queries found anything: {checked}");
+}
+
+#[test]
+fn decisions_are_found_by_any_fields_newest_first_in_pages() {
+    let Some(db) = db("decisions_are_found_by_any_fields_newest_first_in_pages") else {
+        return;
+    };
+    let s = db.store();
+    let other = db.store();
+    // Two handles, several transactions: the index follows the log.
+    for (chunk, store) in [(0u64, &s), (1, &other), (2, &s)] {
+        let mut tx = store.begin().unwrap();
+        for i in 1..=50u64 {
+            tx.append(&mixed_event(chunk * 50 + i)).unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    // A rolled-back decision leaves no index row behind.
+    {
+        let mut tx = s.begin().unwrap();
+        tx.append(&mixed_event(1)).unwrap();
+    }
+    let model = index_model(&s);
+    assert_eq!(model.len(), 120, "150 entries, every fifth a verdict");
+    assert_eq!(
+        db.column("SELECT count(*) FROM decisions"),
+        vec![model.len().to_string()]
+    );
+    check_decisions_against(&s, &model);
+
+    // Each field alone, by name, and combinations.
+    let q = |f: fn(&mut DecisionFields)| {
+        let mut q = DecisionFields::default();
+        f(&mut q);
+        seqs(&s.decisions(&q, u64::MAX, usize::MAX).unwrap())
+    };
+    let by = |pred: &dyn Fn(&DecisionFields) -> bool| -> Vec<u64> {
+        model
+            .iter()
+            .rev()
+            .filter(|(_, f)| pred(f))
+            .map(|(seq, _)| *seq)
+            .collect()
+    };
+    let is = |v: &Option<String>, want: &str| v.as_deref() == Some(want);
+    for (got, want) in [
+        (
+            q(|q| q.decision = Some("block".into())),
+            by(&|f| is(&f.decision, "block")),
+        ),
+        (
+            q(|q| q.tool = Some("read".into())),
+            by(&|f| is(&f.tool, "read")),
+        ),
+        (
+            q(|q| q.risk = Some("R2".into())),
+            by(&|f| is(&f.risk, "R2")),
+        ),
+        (
+            q(|q| q.layer = Some("risk".into())),
+            by(&|f| is(&f.layer, "risk")),
+        ),
+        (
+            q(|q| q.agent = Some("codex".into())),
+            by(&|f| is(&f.agent, "codex")),
+        ),
+        (
+            q(|q| q.session = Some("s3".into())),
+            by(&|f| is(&f.session, "s3")),
+        ),
+        (
+            q(|q| {
+                q.tool = Some("exec".into());
+                q.agent = Some("claude".into());
+                q.decision = Some("allow".into());
+            }),
+            by(&|f| is(&f.tool, "exec") && is(&f.agent, "claude") && is(&f.decision, "allow")),
+        ),
+    ] {
+        assert!(!got.is_empty());
+        assert_eq!(got, want);
+    }
+    // A risk that is a number is no string: indexed as absent.
+    assert!(
+        q(|q| q.risk = Some("3".into()))
+            .iter()
+            .all(|seq| !seq.is_multiple_of(7))
+    );
+    // Verdicts, shaped like decisions, are never returned.
+    let all = s
+        .decisions(&DecisionFields::default(), u64::MAX, usize::MAX)
+        .unwrap();
+    assert_eq!(all.len(), 120);
+    assert!(all.iter().all(|r| !r.seq.is_multiple_of(5)));
+    // Newest first, and the rows are the log's own.
+    assert!(all.windows(2).all(|w| w[0].seq > w[1].seq));
+    let mut log = std::collections::HashMap::new();
+    s.scan_audit(1, &mut |r| {
+        log.insert(r.seq, r);
+        true
+    })
+    .unwrap();
+    for r in &all {
+        assert_eq!(Some(r), log.get(&r.seq));
+        let v: serde_json::Value = serde_json::from_str(&r.entry).unwrap();
+        assert_eq!(v["kind"], "decision");
+    }
+    // Paging back with `before` visits each once, in order.
+    let q = DecisionFields {
+        agent: Some("claude".into()),
+        ..Default::default()
+    };
+    let whole = seqs(&s.decisions(&q, u64::MAX, usize::MAX).unwrap());
+    let mut paged = Vec::new();
+    let mut before = u64::MAX;
+    loop {
+        let page = s.decisions(&q, before, 7).unwrap();
+        assert!(page.len() <= 7);
+        let Some(last) = page.last() else { break };
+        before = last.seq;
+        paged.extend(seqs(&page));
+    }
+    assert_eq!(paged, whole);
+    assert_eq!(seqs(&s.decisions(&q, whole[3], 2).unwrap()), whole[4..6]);
+    // Nothing to return.
+    assert!(s.decisions(&q, u64::MAX, 0).unwrap().is_empty());
+    assert!(s.decisions(&q, 1, 10).unwrap().is_empty());
+    assert!(s.decisions(&q, 0, 10).unwrap().is_empty());
+}
+
+#[test]
+fn a_decision_holding_nul_is_logged_and_indexed_without_it() {
+    let Some(db) = db("a_decision_holding_nul_is_logged_and_indexed_without_it") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    let seq = tx
+        .append(&decision_event(
+            1,
+            json!({"decision": "block", "call": {"tool": "ex\u{0}ec", "agent": "claude",
+                   "params": {"command": "cat \u{0}"}}}),
+        ))
+        .unwrap();
+    tx.commit().unwrap();
+    let by_agent = DecisionFields {
+        agent: Some("claude".into()),
+        ..Default::default()
+    };
+    assert_eq!(seqs(&s.decisions(&by_agent, u64::MAX, 10).unwrap()), [seq]);
+    // PostgreSQL cannot hold the NUL: a query for it finds nothing (and
+    // fails nothing).
+    let by_tool = DecisionFields {
+        tool: Some("ex\u{0}ec".into()),
+        ..Default::default()
+    };
+    assert!(s.decisions(&by_tool, u64::MAX, 10).unwrap().is_empty());
+    assert_eq!(verify(&s).unwrap().entries, 1);
+}
+
+/// Brings the test's schema back to version 1 (the decisions index gone)
+/// and opens it again, as a newer toolgate would.
+fn reopen_from_version_1(db: &Db) -> PostgresStore {
+    db.sql("DROP TABLE decisions; DELETE FROM schema_migrations WHERE version = 2");
+    assert_eq!(
+        db.column("SELECT version FROM schema_migrations ORDER BY version"),
         vec!["1"]
     );
+    let s = db.store();
+    assert_eq!(
+        db.column("SELECT version FROM schema_migrations ORDER BY version"),
+        vec!["1", "2"]
+    );
+    s
+}
+
+#[test]
+fn decisions_logged_before_the_index_are_backfilled() {
+    let Some(db) = db("decisions_logged_before_the_index_are_backfilled") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    for i in 1..=150u64 {
+        tx.append(&mixed_event(i)).unwrap();
+    }
+    tx.commit().unwrap();
+    let model = index_model(&s);
+    let indexed: Vec<_> = combinations(&model[3].1)
+        .iter()
+        .map(|q| s.decisions(q, u64::MAX, usize::MAX).unwrap())
+        .collect();
+    drop(s);
+    let s = reopen_from_version_1(&db);
+    // The same index the writers kept, row for row.
+    let backfilled: Vec<_> = combinations(&model[3].1)
+        .iter()
+        .map(|q| s.decisions(q, u64::MAX, usize::MAX).unwrap())
+        .collect();
+    assert_eq!(backfilled, indexed);
+    check_decisions_against(&s, &model);
+    // And appends index on from there.
+    let mut tx = s.begin().unwrap();
+    let seq = tx.append(&mixed_event(151)).unwrap();
+    tx.commit().unwrap();
+    let all = s
+        .decisions(&DecisionFields::default(), u64::MAX, 1)
+        .unwrap();
+    assert_eq!(seqs(&all), [seq]);
+}
+
+/// Entries holding the escape `\u0000` (which jsonb refuses) are indexed
+/// one by one, each field holding NUL as absent, the rest as the writers
+/// would have; the others by the quick backfill.
+#[test]
+fn the_backfill_indexes_entries_holding_nul() {
+    let Some(db) = db("the_backfill_indexes_entries_holding_nul") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    for i in 1..=40u64 {
+        tx.append(&mixed_event(i)).unwrap();
+        if i.is_multiple_of(10) {
+            tx.append(&decision_event(
+                i,
+                json!({"decision": "block", "risk": "R2",
+                       "call": {"tool": format!("t{i}\u{0}"), "agent": "a\\u0000\u{0}x",
+                                "session": format!("s{i}"), "params": {"c": "\u{0}\u{0}"}}}),
+            ))
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    let model = index_model(&s);
+    let all = DecisionFields::default();
+    let indexed = s.decisions(&all, u64::MAX, usize::MAX).unwrap();
+    assert_eq!(indexed.len(), model.len());
+    drop(s);
+    let s = reopen_from_version_1(&db);
+    assert_eq!(s.decisions(&all, u64::MAX, usize::MAX).unwrap(), indexed);
+    check_decisions_against(&s, &model);
+    let by_session = DecisionFields {
+        session: Some("s20".into()),
+        risk: Some("R2".into()),
+        ..Default::default()
+    };
+    let found = s.decisions(&by_session, u64::MAX, usize::MAX).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        db.column(&format!(
+            "SELECT coalesce(tool, 'NULL') || '|' || coalesce(agent, 'NULL') \
+             FROM decisions WHERE seq = {}",
+            found[0].seq
+        )),
+        vec!["NULL|NULL"]
+    );
+}
+
+/// An entry that is not JSON fails the quick backfill; the slow one still
+/// indexes every decision (entries holding `\u0000` too), as the writers
+/// would have, and takes the entry for no decision, as `of_text` does.
+#[test]
+fn the_backfill_reads_entries_jsonb_refuses() {
+    let Some(db) = db("the_backfill_reads_entries_jsonb_refuses") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    for i in 1..=40u64 {
+        tx.append(&mixed_event(i)).unwrap();
+    }
+    tx.append(&decision_event(
+        41,
+        json!({"decision": "allow", "risk": "R1",
+               "call": {"tool": "t\u{0}", "agent": "a\\u0000", "session": "s\u{0}\u{0}",
+                        "params": {"command": "\u{0}"}}}),
+    ))
+    .unwrap();
+    tx.append(&decision_event(
+        42,
+        json!({"decision": "block", "call": {"tool": "exec", "params": "\u{0}"}}),
+    ))
+    .unwrap();
+    tx.commit().unwrap();
+    // Written by hand: not JSON; a decision with spaces and a numeric
+    // tool; a kind that is no string.
+    db.sql(
+        r#"INSERT INTO audit (seq, hash, entry) VALUES
+           (43, '\x00', 'not json {'),
+           (44, '\x00', '{ "kind" : "decision", "data" : { "call": {"tool": 5, "agent": "b"}, "risk": "R4" } }'),
+           (45, '\x00', '{"kind": ["decision"], "data": {"decision": "allow"}}'),
+           (46, '\x00', '"decision"')"#,
+    );
+    let model = index_model(&s);
+    assert_eq!(model.len(), 32 + 3, "{model:?}");
+    assert_eq!(model.last().unwrap().0, 44);
+    drop(s);
+    let s = reopen_from_version_1(&db);
+    check_decisions_against(&s, &model);
+    let q = |f: DecisionFields| seqs(&s.decisions(&f, u64::MAX, usize::MAX).unwrap());
+    assert_eq!(
+        q(DecisionFields {
+            agent: Some("a\\u0000".into()),
+            ..Default::default()
+        }),
+        [41]
+    );
+    assert_eq!(
+        q(DecisionFields {
+            agent: Some("b".into()),
+            risk: Some("R4".into()),
+            ..Default::default()
+        }),
+        [44]
+    );
+    assert_eq!(
+        db.column("SELECT coalesce(tool, 'NULL') || '|' || coalesce(session, 'NULL') FROM decisions WHERE seq = 41"),
+        vec!["NULL|NULL"]
+    );
+    assert_eq!(
+        db.column("SELECT tool FROM decisions WHERE seq = 42"),
+        vec!["exec"]
+    );
+}
+
+#[test]
+fn append_row_takes_only_the_next_seq_and_the_copy_verifies() {
+    let Some(src) = db("append_row_takes_only_the_next_seq_and_the_copy_verifies") else {
+        return;
+    };
+    let Some(dst) = db("append_row_takes_only_the_next_seq_and_the_copy_verifies") else {
+        return;
+    };
+    let a = src.store();
+    let mut tx = a.begin().unwrap();
+    for i in 1..=30u64 {
+        tx.append(&mixed_event(i)).unwrap();
+    }
+    tx.commit().unwrap();
+    let mut rows = Vec::new();
+    a.scan_audit(1, &mut |r| {
+        rows.push(r);
+        true
+    })
+    .unwrap();
+
+    let b = dst.store();
+    let mut tx = b.begin().unwrap();
+    // A gap is refused, and the transaction goes on.
+    match tx.append_row(&rows[1]) {
+        Err(StoreError::Corrupt { detail, .. }) => {
+            assert!(detail.contains("audit entry 2 cannot follow 0"), "{detail}")
+        }
+        other => panic!("a gap was accepted: {other:?}"),
+    }
+    for r in &rows[..10] {
+        tx.append_row(r).unwrap();
+    }
+    for bad in [&rows[9], &rows[11], &rows[0]] {
+        let err = tx.append_row(bad).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("audit entry {} cannot follow 10", bad.seq)),
+            "{err}"
+        );
+    }
+    let huge = AuditRow {
+        seq: u64::MAX,
+        ..rows[10].clone()
+    };
+    assert!(tx.append_row(&huge).is_err());
+    tx.commit().unwrap();
+    // Across transactions, from the committed head.
+    let mut tx = b.begin().unwrap();
+    for r in &rows[10..] {
+        tx.append_row(r).unwrap();
+    }
+    tx.commit().unwrap();
+    let v = verify(&b).unwrap();
+    assert_eq!((v.entries, v.head_seq), (30, 30));
+    assert_eq!(b.audit_head().unwrap(), a.audit_head().unwrap());
+    // The copy's decisions index is the original's.
+    let all = DecisionFields::default();
+    assert_eq!(
+        b.decisions(&all, u64::MAX, usize::MAX).unwrap(),
+        a.decisions(&all, u64::MAX, usize::MAX).unwrap()
+    );
+    check_decisions_against(&b, &index_model(&a));
+    // Appends go on from the copied head, and the chain still verifies.
+    let mut tx = b.begin().unwrap();
+    assert_eq!(tx.append(&mixed_event(31)).unwrap(), 31);
+    tx.commit().unwrap();
+    assert_eq!(verify(&b).unwrap().entries, 31);
+    assert_eq!(
+        seqs(&b.decisions(&all, u64::MAX, 1).unwrap()),
+        [31],
+        "31 is a decision"
+    );
+}
+
+#[test]
+fn acks_shown_records_and_used_keys_are_listed_whole() {
+    let Some(db) = db("acks_shown_records_and_used_keys_are_listed_whole") else {
+        return;
+    };
+    let s = db.store();
+    let ack = |key: &str, scope: &str, expires_ms: i64| Ack {
+        key: key.to_string(),
+        scope: scope.to_string(),
+        by: "agent".to_string(),
+        reason: None,
+        created_ms: T0,
+        expires_ms,
+    };
+    let shown = |id: &str, shown_ms: i64| Shown {
+        id: id.to_string(),
+        binding: "c".repeat(64),
+        scope: "s1".to_string(),
+        shown_ms,
+        expires_ms: shown_ms + 10,
+        keys: vec![format!("mem:{id}")],
+    };
+    let mut tx = s.begin().unwrap();
+    assert!(tx.acks().unwrap().is_empty());
+    assert!(tx.all_shown().unwrap().is_empty());
+    assert!(tx.used_keys().unwrap().is_empty());
+    let acks = [
+        ack("mem:2", "session:s1", T0 - 5),
+        ack("mem:1", "session:s2", T0 + 5),
+        ack("mem:1", "session:s1", T0 + 9),
+    ];
+    for a in &acks {
+        tx.put_ack(a).unwrap();
+    }
+    // Older first by time, insertion order among equals; expired ones too.
+    for (id, at) in [("c", T0 + 2), ("a", T0), ("d", T0 + 2), ("b", T0 - 100)] {
+        tx.put_shown(&shown(id, at)).unwrap();
+    }
+    assert!(tx.use_key("k2", T0 + 20, T0).unwrap());
+    assert!(tx.use_key("k1", T0 + 10, T0).unwrap());
+    tx.commit().unwrap();
+    // A record that is not a key is not listed.
+    let mut tx = s.begin().unwrap();
+    tx.put_operator(&Operator {
+        name: "alice".to_string(),
+        token_sha256: "ab".repeat(32),
+        created_ms: T0,
+        created_by: "admin".to_string(),
+        token_issued_ms: T0,
+        removed_ms: None,
+        identities: Vec::new(),
+    })
+    .unwrap();
+    let mut got = tx.acks().unwrap();
+    got.sort_by(|x, y| (&x.key, &x.scope).cmp(&(&y.key, &y.scope)));
+    let mut want = acks.to_vec();
+    want.sort_by(|x, y| (&x.key, &x.scope).cmp(&(&y.key, &y.scope)));
+    assert_eq!(got, want);
+    let ids: Vec<String> = tx.all_shown().unwrap().into_iter().map(|x| x.id).collect();
+    assert_eq!(ids, ["b", "a", "c", "d"]);
+    assert_eq!(tx.all_shown().unwrap()[1], shown("a", T0));
+    let mut keys = tx.used_keys().unwrap();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [("k1".to_string(), T0 + 10), ("k2".to_string(), T0 + 20)]
+    );
+}
+
+#[test]
+fn an_explicit_memory_id_is_never_handed_out_again() {
+    let Some(db) = db("an_explicit_memory_id_is_never_handed_out_again") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    let mut m = mem("deploys go through the staging cluster first", &[], 0.9);
+    m.id = 50;
+    assert_eq!(tx.put_memory(&m).unwrap(), 50);
+    let next = tx
+        .put_memory(&mem("backups run nightly", &[], 0.8))
+        .unwrap();
+    assert!(next > 50, "{next}");
+    // Replacing a lower id by hand leaves the sequence where it is.
+    m.id = 7;
+    assert_eq!(tx.put_memory(&m).unwrap(), 7);
+    let after = tx.put_memory(&mem("third", &[], 0.5)).unwrap();
+    assert!(after > next, "{after} after {next}");
+    tx.commit().unwrap();
+    let ids: Vec<u64> = s
+        .list_memories(None, usize::MAX)
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids, [after, next, 50, 7]);
+
+    // The first id of a fresh store, given by hand, too.
+    let Some(db) = common::db("an_explicit_memory_id_is_never_handed_out_again") else {
+        return;
+    };
+    let s = db.store();
+    let mut tx = s.begin().unwrap();
+    let mut m = mem("one", &[], 0.5);
+    m.id = 1;
+    assert_eq!(tx.put_memory(&m).unwrap(), 1);
+    assert_eq!(tx.put_memory(&mem("two", &[], 0.5)).unwrap(), 2);
+    tx.commit().unwrap();
 }

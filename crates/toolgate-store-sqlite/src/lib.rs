@@ -30,14 +30,14 @@ mod tests;
 mod tx;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use toolgate_core::approval::{Approval, ApprovalId};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
-use toolgate_store::{AuditRow, Bypass, Operator, Store, StoreError, Tx};
+use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
 use tx::SqliteTx;
 
 /// How hard a commit waits for the disk.
@@ -156,6 +156,49 @@ const MIGRATIONS: &[&str] = &[
         record TEXT NOT NULL,
         PRIMARY KEY (ns, key)
      ) STRICT, WITHOUT ROWID;",
+    // 5: an index of decision entries by the fields they are looked up by
+    // (`DecisionFields::COLUMNS`; NULL where the entry has no string
+    // there), so a filtered page of decisions reads only its own rows, not
+    // the whole log. `seq` is the entry's audit seq. Only the
+    // high-cardinality fields get an index: risk and layer have a handful
+    // of values each, so an index on them would select most rows anyway
+    // (and each index is more schema every process parses on open). The
+    // entries already logged are indexed here, reading each field as
+    // `DecisionFields::of_text` does: strict JSON only (`json_valid`, in a
+    // CASE so that nothing parses a malformed entry, which would fail the
+    // migration), the kind the string `decision` (`json_extract` gives the
+    // SQL text 'decision' for nothing else), and a field only when it is a
+    // JSON string (`json_type` 'text'), else NULL.
+    "CREATE TABLE decisions (
+        seq INTEGER PRIMARY KEY,
+        decision TEXT,
+        tool TEXT,
+        risk TEXT,
+        layer TEXT,
+        agent TEXT,
+        session TEXT
+     ) STRICT;
+     CREATE INDEX decisions_by_decision ON decisions (decision, seq);
+     CREATE INDEX decisions_by_tool ON decisions (tool, seq);
+     CREATE INDEX decisions_by_agent ON decisions (agent, seq);
+     CREATE INDEX decisions_by_session ON decisions (session, seq);
+     INSERT INTO decisions (seq, decision, tool, risk, layer, agent, session)
+     SELECT seq,
+        CASE json_type(entry, '$.data.decision')
+            WHEN 'text' THEN json_extract(entry, '$.data.decision') END,
+        CASE json_type(entry, '$.data.call.tool')
+            WHEN 'text' THEN json_extract(entry, '$.data.call.tool') END,
+        CASE json_type(entry, '$.data.risk')
+            WHEN 'text' THEN json_extract(entry, '$.data.risk') END,
+        CASE json_type(entry, '$.data.layer')
+            WHEN 'text' THEN json_extract(entry, '$.data.layer') END,
+        CASE json_type(entry, '$.data.call.agent')
+            WHEN 'text' THEN json_extract(entry, '$.data.call.agent') END,
+        CASE json_type(entry, '$.data.call.session')
+            WHEN 'text' THEN json_extract(entry, '$.data.call.session') END
+     FROM audit
+     WHERE CASE WHEN json_valid(entry)
+        THEN json_extract(entry, '$.kind') = 'decision' ELSE 0 END;",
 ];
 
 /// The database file's name inside the data directory.
@@ -287,25 +330,7 @@ impl SqliteStore {
                 let mut stmt = conn.prepare_cached(sql)?;
                 let mut rows = stmt.query(params![bound as i64])?;
                 while let Some(r) = rows.next()? {
-                    let seq: i64 = r.get(0)?;
-                    let hash_ref = r.get_ref(1)?;
-                    let mut hash = [0u8; 32];
-                    // A hash of the wrong size or type is left zeroed: it can
-                    // never verify, so the break is reported at this seq.
-                    if let Ok(b) = hash_ref.as_blob()
-                        && b.len() == 32
-                    {
-                        hash.copy_from_slice(b);
-                    }
-                    let entry = match r.get_ref(2)?.as_str() {
-                        Ok(s) => s.to_string(),
-                        Err(_) => String::new(),
-                    };
-                    if !visit(AuditRow {
-                        seq: seq as u64,
-                        hash,
-                        entry,
-                    }) {
+                    if !visit(audit_row(r)?) {
                         break;
                     }
                 }
@@ -543,6 +568,54 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// One audit row selected as `seq, hash, entry`. A hash of the wrong size
+/// or type is left zeroed, and an entry that is not text read as empty:
+/// such a row can never verify, so the break is reported at its seq rather
+/// than as an error that hides where it is.
+fn audit_row(r: &Row<'_>) -> rusqlite::Result<AuditRow> {
+    let seq: i64 = r.get(0)?;
+    let mut hash = [0u8; 32];
+    if let Ok(b) = r.get_ref(1)?.as_blob()
+        && b.len() == 32
+    {
+        hash.copy_from_slice(b);
+    }
+    let entry = match r.get_ref(2)?.as_str() {
+        Ok(s) => s.to_string(),
+        Err(_) => String::new(),
+    };
+    Ok(AuditRow {
+        seq: seq as u64,
+        hash,
+        entry,
+    })
+}
+
+/// The query for a page of decisions matching the fields given in `q`
+/// (`?1` is `before`, then one parameter per given field in
+/// [`DecisionFields::COLUMNS`] order, then the limit). Only the given
+/// fields are in the WHERE clause, so the planner can walk the index of
+/// one of them in seq order; column names come only from `COLUMNS`, and
+/// every value is bound, never spliced into the text.
+fn decisions_sql(q: &DecisionFields) -> String {
+    let mut sql = String::from(
+        // CROSS JOIN makes SQLite loop over the index table outside and
+        // look each entry up by its primary key inside, whatever its
+        // estimates, so the page stops after `limit` rows.
+        "SELECT a.seq, a.hash, a.entry FROM decisions AS d CROSS JOIN audit AS a \
+         ON a.seq = d.seq WHERE d.seq < ?1",
+    );
+    let mut n = 1;
+    for (column, value) in DecisionFields::COLUMNS.iter().zip(q.values()) {
+        if value.is_some() {
+            n += 1;
+            sql.push_str(&format!(" AND d.{column} = ?{n}"));
+        }
+    }
+    sql.push_str(&format!(" ORDER BY d.seq DESC LIMIT ?{}", n + 1));
+    sql
+}
+
 pub(crate) fn read_head(conn: &Connection) -> rusqlite::Result<Option<(u64, [u8; 32])>> {
     conn.prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
         .query_row([], |r| {
@@ -647,6 +720,34 @@ impl Store for SqliteStore {
                 })
                 .map_err(self.err())?;
             rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
+        })
+    }
+
+    fn decisions(
+        &self,
+        q: &DecisionFields,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        if limit == 0 || before <= 1 {
+            return Ok(Vec::new());
+        }
+        let before = before.min(i64::MAX as u64) as i64;
+        let limit = memory::sql_limit(limit);
+        let sql = decisions_sql(q);
+        let mut args: Vec<&dyn rusqlite::ToSql> = vec![&before];
+        let values = q.values();
+        args.extend(values.iter().flatten().map(|v| v as &dyn rusqlite::ToSql));
+        args.push(&limit);
+        self.with_reader(|conn| {
+            (|| {
+                // At most one statement per combination of fields (64), so
+                // the cache keeps the ones in use.
+                let mut stmt = conn.prepare_cached(&sql)?;
+                let rows = stmt.query_map(&args[..], audit_row)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })()
+            .map_err(self.err())
         })
     }
 

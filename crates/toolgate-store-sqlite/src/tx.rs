@@ -5,11 +5,11 @@
 use super::memory::{self, RowError, SHOWN_COLUMNS};
 use super::read_head;
 use rusqlite::{Connection, OptionalExtension, params};
-use std::sync::MutexGuard;
+use std::sync::{LazyLock, MutexGuard};
 use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
 use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
 use toolgate_core::knowledge::memory::Memory;
-use toolgate_store::{Ack, Bypass, Operator, Shown, StoreError, Tx};
+use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 pub(super) struct SqliteTx<'a> {
     conn: MutexGuard<'a, Connection>,
@@ -26,6 +26,20 @@ pub(super) struct SqliteTx<'a> {
 /// searches read one b-tree per term instead of one per segment the bulk
 /// write left (a term with no match costs about a third as much).
 const OPTIMIZE_AFTER_WRITES: usize = 1_000;
+
+/// The statement adding one entry to the decisions index (migration 5):
+/// its seq, then the fields in [`DecisionFields::COLUMNS`] order, named by
+/// that constant so the two cannot drift apart.
+static INSERT_DECISION: LazyLock<String> = LazyLock::new(|| {
+    let columns = DecisionFields::COLUMNS.join(", ");
+    let params: Vec<String> = (2..=DecisionFields::COLUMNS.len() + 1)
+        .map(|i| format!("?{i}"))
+        .collect();
+    format!(
+        "INSERT INTO decisions (seq, {columns}) VALUES (?1, {})",
+        params.join(", ")
+    )
+});
 
 impl<'a> SqliteTx<'a> {
     /// Wraps a connection on which `BEGIN IMMEDIATE` has just succeeded.
@@ -77,6 +91,27 @@ impl<'a> SqliteTx<'a> {
                 .map_err(self.err())?
         };
         texts.iter().map(|t| self.decode("approval", t)).collect()
+    }
+
+    /// The head of the chain as this transaction has it: what it appended
+    /// last, else what was committed (`None` when the log is empty).
+    fn head(&self) -> Result<Option<(u64, [u8; 32])>, StoreError> {
+        match self.head {
+            Some(h) => Ok(Some(h)),
+            None => read_head(&self.conn).map_err(self.err()),
+        }
+    }
+
+    /// Adds entry `seq`'s fields to the decisions index, in this
+    /// transaction, so the index never holds an entry the log does not (or
+    /// misses one it does).
+    fn index_decision(&mut self, seq: i64, fields: &DecisionFields) -> Result<(), StoreError> {
+        let [decision, tool, risk, layer, agent, session] = fields.values();
+        self.conn
+            .prepare_cached(&INSERT_DECISION)
+            .and_then(|mut s| s.execute(params![seq, decision, tool, risk, layer, agent, session]))
+            .map_err(self.err())?;
+        Ok(())
     }
 
     fn row_err(&self, e: RowError) -> StoreError {
@@ -494,13 +529,74 @@ impl Tx for SqliteTx<'_> {
         Ok(inserted == 1)
     }
 
-    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
-        let (last, prev) = match self.head {
-            Some(h) => h,
-            None => read_head(&self.conn)
+    fn acks(&mut self) -> Result<Vec<Ack>, StoreError> {
+        let texts: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT record FROM acks")
+                .map_err(self.err())?;
+            stmt.query_map([], |r| r.get::<_, String>(0))
+                .and_then(|rows| rows.collect())
                 .map_err(self.err())?
-                .unwrap_or((0, GENESIS)),
         };
+        texts
+            .iter()
+            .map(|t| self.decode("acknowledgement", t))
+            .collect()
+    }
+
+    fn all_shown(&mut self) -> Result<Vec<Shown>, StoreError> {
+        // rowid breaks ties in insertion order, as `shown_in_scope` does.
+        self.query_shown(
+            &format!("SELECT {SHOWN_COLUMNS} FROM knowledge_shown ORDER BY shown_ms, rowid"),
+            &[],
+        )
+    }
+
+    fn used_keys(&mut self) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, until_ms FROM records WHERE ns = 'key'")
+            .map_err(self.err())?;
+        stmt.query_map([], |r| {
+            // `use_key` always sets until_ms; a key without one is never
+            // forgotten (NULL is not before any time), so it is copied as
+            // remembered for ever.
+            let until: Option<i64> = r.get(1)?;
+            Ok((r.get::<_, String>(0)?, until.unwrap_or(i64::MAX)))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(self.err())
+    }
+
+    fn append_row(&mut self, row: &AuditRow) -> Result<(), StoreError> {
+        let last = self.head()?.map_or(0, |(seq, _)| seq);
+        let seq = match i64::try_from(row.seq) {
+            Ok(seq) if row.seq == last + 1 => seq,
+            _ => {
+                return Err(StoreError::Corrupt {
+                    location: self.location.clone(),
+                    detail: format!(
+                        "audit entry {} cannot follow {last}: the copy is out of order",
+                        row.seq
+                    ),
+                });
+            }
+        };
+        self.conn
+            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![seq, &row.hash[..], row.entry]))
+            .map_err(self.err())?;
+        if let Some(fields) = DecisionFields::of_text(&row.entry) {
+            self.index_decision(seq, &fields)?;
+        }
+        self.head = Some((row.seq, row.hash));
+        self.head_dirty = true;
+        Ok(())
+    }
+
+    fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
+        let (last, prev) = self.head()?.unwrap_or((0, GENESIS));
         let seq = last + 1;
         let text = event.canonical(seq);
         let hash = chain_hash(&prev, text.as_bytes());
@@ -508,6 +604,9 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
             .and_then(|mut s| s.execute(params![seq as i64, &hash[..], text]))
             .map_err(self.err())?;
+        if let Some(fields) = DecisionFields::of_event(event) {
+            self.index_decision(seq as i64, &fields)?;
+        }
         self.head = Some((seq, hash));
         self.head_dirty = true;
         Ok(seq)

@@ -25,7 +25,7 @@ mod error;
 mod rows;
 
 pub use error::StoreError;
-pub use rows::{Ack, Bypass, Operator, Shown};
+pub use rows::{Ack, Bypass, DecisionFields, Operator, Shown};
 
 use std::sync::Arc;
 
@@ -86,6 +86,18 @@ pub trait Store: Send + Sync {
     /// Ids of approvals (any state) that start with `prefix`, at most
     /// `limit`, in id order: how a person's shortened id is resolved.
     fn approval_ids_starting(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError>;
+
+    /// The audit rows of decisions matching `q` with `seq < before`, newest
+    /// first, at most `limit`, found through an index kept as entries are
+    /// appended (its cost grows with the rows read, not the log). An entry is
+    /// a decision when its kind is `decision`; its fields are read as
+    /// [`DecisionFields::of_event`] does.
+    fn decisions(
+        &self,
+        q: &DecisionFields,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError>;
 
     /// Memories matching `q`: text contains any term as whole words (phrase
     /// for multi-word terms), confidence >= `q.min_confidence`, at least one
@@ -211,6 +223,20 @@ pub trait Tx {
     /// until `until_ms`: `true` the first time, `false` if it already was.
     /// Keys past their `until_ms` (by `now_ms`) may be forgotten.
     fn use_key(&mut self, key: &str, until_ms: i64, now_ms: i64) -> Result<bool, StoreError>;
+    /// Every acknowledgement recorded, lapsed ones included, in no set
+    /// order (for copying a store).
+    fn acks(&mut self) -> Result<Vec<Ack>, StoreError>;
+    /// Every knowledge-shown record, expired ones included, oldest first
+    /// (for copying a store).
+    fn all_shown(&mut self) -> Result<Vec<Shown>, StoreError>;
+    /// Every single-use key remembered ([`Tx::use_key`]) with its
+    /// `until_ms`, in no set order (for copying a store).
+    fn used_keys(&mut self) -> Result<Vec<(String, i64)>, StoreError>;
+    /// Appends an entry exactly as another store kept it (its number, hash
+    /// and text unchanged, so the chain verifies on this store too). Refused
+    /// unless `row.seq` is the next number of this store's chain; the caller
+    /// checks the hash links to the entry before it.
+    fn append_row(&mut self, row: &AuditRow) -> Result<(), StoreError>;
     /// Appends an event to the audit chain; returns its sequence number.
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError>;
     /// Makes everything durable (per the store's sync mode) and visible.

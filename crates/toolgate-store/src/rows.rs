@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::hex::hex;
 use toolgate_core::model::Layer;
 use toolgate_core::time::rfc3339_ms;
@@ -123,4 +124,70 @@ pub struct Shown {
     pub expires_ms: i64,
     /// What was shown (`mem:<id>`, SOP section keys).
     pub keys: Vec<String>,
+}
+
+/// The fields of a decision's audit entry that decisions are looked up by
+/// (the filters of `GET /v1/decisions`). As index keys: what one decision
+/// entry holds (`None` where the entry has no string there). As a query:
+/// every field given must match exactly; `None` matches anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DecisionFields {
+    /// `allow`, `block` or `escalate` (`data.decision`).
+    pub decision: Option<String>,
+    /// The tool name as the agent sent it (`data.call.tool`).
+    pub tool: Option<String>,
+    /// `R0` … `R4` (`data.risk`).
+    pub risk: Option<String>,
+    /// The deciding layer (`data.layer`).
+    pub layer: Option<String>,
+    /// The agent (`data.call.agent`).
+    pub agent: Option<String>,
+    /// The session (`data.call.session`).
+    pub session: Option<String>,
+}
+
+impl DecisionFields {
+    /// The column names backends index the fields under, in the order of
+    /// [`DecisionFields::values`].
+    pub const COLUMNS: [&'static str; 6] =
+        ["decision", "tool", "risk", "layer", "agent", "session"];
+
+    /// The fields in the order of [`DecisionFields::COLUMNS`].
+    pub fn values(&self) -> [Option<&str>; 6] {
+        [
+            self.decision.as_deref(),
+            self.tool.as_deref(),
+            self.risk.as_deref(),
+            self.layer.as_deref(),
+            self.agent.as_deref(),
+            self.session.as_deref(),
+        ]
+    }
+
+    /// The index keys of an event about to be appended; `None` unless it
+    /// is a decision.
+    pub fn of_event(event: &AuditEvent) -> Option<DecisionFields> {
+        (event.kind == AuditKind::Decision).then(|| DecisionFields::of_data(&event.data))
+    }
+
+    /// The index keys of a stored entry (its canonical text); `None` unless
+    /// it is a decision (or is not JSON).
+    pub fn of_text(entry: &str) -> Option<DecisionFields> {
+        let v: serde_json::Value = serde_json::from_str(entry).ok()?;
+        (v.get("kind")?.as_str()? == "decision")
+            .then(|| DecisionFields::of_data(v.get("data").unwrap_or(&serde_json::Value::Null)))
+    }
+
+    fn of_data(data: &serde_json::Value) -> DecisionFields {
+        let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_string);
+        let call = data.get("call");
+        DecisionFields {
+            decision: text(data.get("decision")),
+            tool: text(call.and_then(|c| c.get("tool"))),
+            risk: text(data.get("risk")),
+            layer: text(data.get("layer")),
+            agent: text(call.and_then(|c| c.get("agent"))),
+            session: text(call.and_then(|c| c.get("session"))),
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod state;
+mod store_cmd;
 mod ui_cmd;
 
 use clap::{Parser, Subcommand};
@@ -102,6 +103,12 @@ enum Command {
         #[command(subcommand)]
         command: policy_cmd::PolicyCommand,
     },
+    /// Move the whole state to another store: `toolgate store migrate
+    /// --from sqlite:DIR --to postgres://…`.
+    Store {
+        #[command(subcommand)]
+        command: store_cmd::StoreCommand,
+    },
 }
 
 // `toolgate hook …` and `toolgate check …` are parsed on their own: each
@@ -173,6 +180,7 @@ fn main() -> ExitCode {
         Command::Memory { command } => memory_cmd::run(command, &cli.data),
         Command::Protocol(args) => protocol_cmd::run(args),
         Command::Policy { command } => policy_cmd::run(command),
+        Command::Store { command } => store_cmd::run(command),
     }
 }
 

@@ -56,6 +56,25 @@ impl StoreSpec {
     }
 }
 
+impl StoreSpec {
+    /// Opens the store (creating an SQLite one, or the tables of a
+    /// PostgreSQL one, when there is none yet).
+    pub fn open(&self) -> Result<Arc<dyn Store>> {
+        match self {
+            StoreSpec::Sqlite(dir) => open_store(dir),
+            StoreSpec::Postgres(url) => open_postgres(url),
+        }
+    }
+
+    /// The store as given, any password masked: for messages.
+    pub fn shown(&self) -> String {
+        match self {
+            StoreSpec::Sqlite(dir) => format!("sqlite:{}", dir.display()),
+            StoreSpec::Postgres(url) => redact_password(url),
+        }
+    }
+}
+
 /// `text` with the password of a `scheme://user:password@host` URL shown
 /// as `***`, for messages.
 fn redact_password(text: &str) -> String {
@@ -83,8 +102,7 @@ impl DataDirArgs {
     /// Opens the store `--store` names, else SQLite in the data directory.
     pub fn open(&self) -> Result<Arc<dyn Store>> {
         match self.store.as_deref().map(StoreSpec::parse).transpose()? {
-            Some(StoreSpec::Sqlite(dir)) => open_store(&dir),
-            Some(StoreSpec::Postgres(url)) => open_postgres(&url),
+            Some(spec) => spec.open(),
             None => open_store(&self.resolve().0),
         }
     }

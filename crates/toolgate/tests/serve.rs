@@ -680,3 +680,109 @@ fn toolgate_ui_prints_a_link_that_signs_a_browser_in_once() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("toolgate ui:"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs the toolgate binary to completion.
+fn toolgate_cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .env_remove("TOOLGATE_STORE")
+        .env_remove("TOOLGATE_DATA_DIR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The head `audit verify --json` reports for the store `args` name.
+fn verified_head(args: &[&str]) -> (u64, String) {
+    let mut all = args.to_vec();
+    all.extend(["audit", "verify", "--json"]);
+    let out = toolgate_cli(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v["head_seq"].as_u64().unwrap(),
+        v["head_hash"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
+    let dir = temp_dir("migrate");
+    let data = dir.join("data").display().to_string();
+    let from = format!("sqlite:{data}");
+    for cmd in [
+        &["--data-dir", &data, "check", "--", "ls", "-la"][..],
+        &["--data-dir", &data, "check", "--", "rm", "-rf", "/"],
+        &[
+            "--data-dir",
+            &data,
+            "check",
+            "--",
+            "git",
+            "push",
+            "origin",
+            "main",
+        ],
+        &[
+            "--data-dir",
+            &data,
+            "memory",
+            "add",
+            "staging shares the prod database",
+            "--confidence",
+            "0.8",
+        ],
+    ] {
+        toolgate_cli(cmd);
+    }
+    // Into PostgreSQL when there is one to test on, else into another
+    // SQLite directory: the command is the same.
+    let pg = PgSchema::new("migrate");
+    let to = match &pg {
+        Some(pg) => pg.store.clone(),
+        None => format!("sqlite:{}", dir.join("moved").display()),
+    };
+    let out = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &to]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("audit chain verified"), "{stdout}");
+    assert!(stdout.contains("memories 1"), "{stdout}");
+    let source_head = verified_head(&["--data-dir", &data]);
+    assert!(source_head.0 >= 4, "{source_head:?}");
+    assert_eq!(verified_head(&["--store", &to]), source_head);
+    let listed = toolgate_cli(&["--store", &to, "memory", "list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("staging shares the prod database"));
+
+    // Again into the same (now full) store: refused, nothing changes.
+    let again = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &to]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"));
+    assert_eq!(verified_head(&["--store", &to]), source_head);
+
+    // A mistyped source is an error, not an empty copy.
+    let missing = format!("sqlite:{}", dir.join("no-such-dir").display());
+    let typo = toolgate_cli(&[
+        "store",
+        "migrate",
+        "--from",
+        &missing,
+        "--to",
+        &format!("sqlite:{}", dir.join("elsewhere").display()),
+    ]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("no toolgate store"));
+    let same = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &from]);
+    assert_eq!(same.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&same.stderr).contains("same store"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

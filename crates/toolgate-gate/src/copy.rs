@@ -2,7 +2,10 @@
 //! SQLite deployment onto PostgreSQL, or back, without losing a record or a
 //! link of the audit chain.
 
-use toolgate_core::audit::ChainVerifier;
+use crate::operator::approval_event;
+use crate::{Clock, random_hex};
+use toolgate_core::approval::Approval;
+use toolgate_core::audit::{AuditKind, ChainVerifier};
 use toolgate_store::{AuditRow, Store, StoreError, Tx};
 
 /// How many audit entries pass between two progress reports.
@@ -31,6 +34,11 @@ pub struct Copied {
     pub audit_entries: u64,
     /// The audit chain's head after the copy (the source's), if any.
     pub head: Option<(u64, [u8; 32])>,
+    /// Open approvals closed on the source once the copy committed.
+    pub retired: u64,
+    /// Why the source's open approvals could not be closed, if they could
+    /// not: the copy stands, but they can still be granted and used there.
+    pub retire_failed: Option<String>,
 }
 
 /// Copies everything `from` keeps into `to`, which must hold nothing yet.
@@ -43,11 +51,20 @@ pub struct Copied {
 /// chain stops the copy and the target verifies with the same head.
 /// `progress(entries_copied)` is called every [`PROGRESS_EVERY`] entries.
 ///
+/// Once the target has committed, every approval still open on the source
+/// (pending, or approved and not yet used) is closed there, in the source's
+/// transaction, as expired "moved to <target>": a one-time approval must be
+/// usable once, and a daemon left running on the old store (or started on
+/// it by mistake) would otherwise let the same approval run a call there
+/// too. Those closings are the only thing the copy writes to the source,
+/// appended to its chain after the copied head.
+///
 /// `from` and `to` must be different stores: the same one would wait on its
 /// own write lock until the backend's lock timeout.
 pub fn copy_store(
     from: &dyn Store,
     to: &dyn Store,
+    clock: &dyn Clock,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Copied, StoreError> {
     let mut target = to.begin()?;
@@ -122,8 +139,35 @@ pub fn copy_store(
     verifier.finish(head)?;
     copied.head = head;
     target.commit()?;
-    drop(source);
+    match retire_open(&mut *source, &mut approvals, &to.location(), clock)
+        .and_then(|n| source.commit().map(|()| n))
+    {
+        Ok(n) => copied.retired = n,
+        Err(e) => copied.retire_failed = Some(e.to_string()),
+    }
     Ok(copied)
+}
+
+/// Closes the source's open approvals (see [`copy_store`]); returns how
+/// many.
+fn retire_open(
+    source: &mut dyn Tx,
+    approvals: &mut [Approval],
+    target: &str,
+    clock: &dyn Clock,
+) -> Result<u64, StoreError> {
+    let now = clock.now_ms();
+    let trace = random_hex()?;
+    let why = format!("moved to {target}: decide and use it there");
+    let mut n = 0;
+    for a in approvals.iter_mut() {
+        if a.retire(now, &why) {
+            source.put_approval(a)?;
+            source.append(&approval_event(&trace, now, AuditKind::ApprovalExpired, a))?;
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// Refuses a target that already holds state: merging two stores would

@@ -10,12 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolgate_core::approval::ApprovalState;
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::model::Layer;
+use toolgate_core::model::{Layer, Verdict};
 use toolgate_gate::{
     ManualClock, acknowledge, add_memory, add_operator, copy_store, start_bypass, use_once, verify,
 };
 use toolgate_store::{DecisionFields, Shown, Store, StoreError};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
+
+/// A call approved on the source whose retry comes after the move.
+const APPROVED_UNUSED: &str = "kubectl apply -f d.yaml";
 
 /// An SQLite store with some of everything a store keeps.
 fn full_source(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Arc<dyn Store> {
@@ -26,6 +29,9 @@ fn full_source(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Arc<dyn Store
     toolgate_gate::vote(&*s, &**clock, &used, person("alice", true)).unwrap();
     g.check(&exec("kubectl apply -f a.yaml")).unwrap();
     approval_id(&g.check(&exec("kubectl apply -f b.yaml")).unwrap());
+    // Approved, and its retry not made yet when the store moves.
+    let waiting = approval_id(&g.check(&exec(APPROVED_UNUSED)).unwrap());
+    toolgate_gate::vote(&*s, &**clock, &waiting, person("alice", true)).unwrap();
     let denied = approval_id(&g.check(&exec("kubectl apply -f c.yaml")).unwrap());
     toolgate_gate::vote(&*s, &**clock, &denied, person("bob", false)).unwrap();
     for i in 0..30 {
@@ -124,17 +130,29 @@ fn everything_arrives_and_the_chain_verifies_with_the_same_head() {
     let clock = Arc::new(ManualClock::new(T0));
     let from = full_source(&src_dir.0, &clock);
     let to = store(&dst_dir.0);
-    let mut reports = 0;
-    let copied = copy_store(&*from, &*to, &mut |_| reports += 1).unwrap();
-
     let source_head = verify(&*from).unwrap();
+    let source_audit = audit(&*from);
+    let source_approvals = approvals(&*from);
+    let mut reports = 0;
+    let copied = copy_store(&*from, &*to, &*clock, &mut |_| reports += 1).unwrap();
+
     let target_head = verify(&*to).unwrap();
     assert_eq!(target_head, source_head);
     assert_eq!(copied.audit_entries, source_head.entries);
-    assert_eq!(audit(&*to), audit(&*from), "entries copied verbatim");
-    assert_eq!(approvals(&*to), approvals(&*from));
-    assert_eq!(copied.approvals, 3);
-    assert_eq!(copied.votes, 2);
+    assert_eq!(audit(&*to), source_audit, "entries copied verbatim");
+    assert_eq!(approvals(&*to), source_approvals);
+    assert_eq!((copied.approvals, copied.votes), (4, 3));
+    // The source's open approvals (b pending, d approved) are closed there,
+    // after the copied head, and its chain still verifies.
+    assert_eq!((copied.retired, copied.retire_failed.clone()), (2, None));
+    let after = verify(&*from).unwrap();
+    assert_eq!(after.entries, source_head.entries + 2);
+    assert!(
+        approvals(&*from).iter().all(|(_, state, _)| !matches!(
+            state,
+            ApprovalState::Pending | ApprovalState::Approved
+        ))
+    );
     assert_eq!(
         to.list_memories(None, usize::MAX).unwrap(),
         from.list_memories(None, usize::MAX).unwrap(),
@@ -158,6 +176,14 @@ fn everything_arrives_and_the_chain_verifies_with_the_same_head() {
     let from_blocks = from.decisions(&q, u64::MAX, 100).unwrap();
     assert!(!from_blocks.is_empty());
     assert_eq!(to.decisions(&q, u64::MAX, 100).unwrap(), from_blocks);
+    // The approval granted before the move runs its call once, on the
+    // target only: a daemon left on the old store cannot use it too.
+    let old = gate(from.clone(), "", clock.clone());
+    let new = gate(to.clone(), "", clock.clone());
+    let call = exec(APPROVED_UNUSED);
+    assert_eq!(old.check(&call).unwrap().decision, Verdict::Escalate);
+    assert_eq!(new.check(&call).unwrap().decision, Verdict::Allow);
+    assert_eq!(new.check(&call).unwrap().decision, Verdict::Escalate);
     // A new memory on the target does not collide with a copied id.
     let new = add_memory(
         &*to,
@@ -192,9 +218,9 @@ fn a_target_that_holds_anything_is_refused_and_left_as_it_was() {
     let clock = Arc::new(ManualClock::new(T0));
     let from = full_source(&src_dir.0, &clock);
     let to = store(&dst_dir.0);
-    copy_store(&*from, &*to, &mut |_| {}).unwrap();
+    copy_store(&*from, &*to, &*clock, &mut |_| {}).unwrap();
     let before = audit(&*to);
-    let e = copy_store(&*from, &*to, &mut |_| {}).unwrap_err();
+    let e = copy_store(&*from, &*to, &*clock, &mut |_| {}).unwrap_err();
     let text = e.to_string();
     assert!(
         text.contains("already holds") && text.contains("empty store"),
@@ -220,7 +246,7 @@ fn a_broken_source_chain_stops_the_copy_and_writes_nothing() {
     drop(conn);
     let from: Arc<dyn Store> = Arc::new(SqliteStore::open(&src_dir.0, SyncMode::Normal).unwrap());
     let to = store(&dst_dir.0);
-    let e = copy_store(&*from, &*to, &mut |_| {}).unwrap_err();
+    let e = copy_store(&*from, &*to, &*clock, &mut |_| {}).unwrap_err();
     assert!(matches!(e, StoreError::Chain(_)), "{e}");
     assert!(audit(&*to).is_empty());
     assert!(to.list_memories(None, 10).unwrap().is_empty());

@@ -7,14 +7,15 @@ use clap::Subcommand;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use toolgate_core::hex::hex;
-use toolgate_gate::{Copied, copy_store, verify};
+use toolgate_gate::{Copied, SystemClock, copy_store, verify};
 
 /// What to do with whole stores.
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Copy everything one store keeps (approvals and votes,
     /// acknowledgements, memories, operators, bypasses, the audit chain
-    /// verbatim) into another, empty one, then verify the chain there. Stop
+    /// verbatim) into another, empty one, then verify the chain there; the
+    /// approvals still open on the source are closed there ("moved"). Stop
     /// the daemons on the source first: the copy holds its write lock, so
     /// they would wait until it is done, and would keep writing to the old
     /// store afterwards.
@@ -74,7 +75,7 @@ fn run_inner(cmd: StoreCommand) -> Result<ExitCode> {
     let target = to.open()?;
     eprintln!("copying {} into {} …", from.shown(), to.shown());
     let show_progress = std::io::stderr().is_terminal();
-    let copied = copy_store(&*source, &*target, &mut |n| {
+    let copied = copy_store(&*source, &*target, &SystemClock, &mut |n| {
         if show_progress {
             eprint!("\r  {n} audit entries copied");
         }
@@ -83,6 +84,17 @@ fn run_inner(cmd: StoreCommand) -> Result<ExitCode> {
         eprintln!();
     }
     print_summary(&from, &to, &copied);
+    if let Some(why) = &copied.retire_failed {
+        eprintln!(
+            "toolgate store migrate: copied, but the approvals still open on {} could not be \
+             closed there ({why}): they could be granted and used on both stores; stop every \
+             daemon on {} and deny them there (`toolgate --store {} approvals deny ID`)",
+            from.shown(),
+            from.shown(),
+            from.shown()
+        );
+        return Ok(ExitCode::from(1));
+    }
     match verify(&*target) {
         Ok(v) if Some((v.head_seq, v.head_hash)) == copied.head => {
             println!(
@@ -151,4 +163,12 @@ fn print_summary(from: &StoreSpec, to: &StoreSpec, c: &Copied) {
         c.keys,
         c.audit_entries
     );
+    if c.retired > 0 {
+        println!(
+            "  {} open approvals closed on {} (moved: they are decided and used on {} now)",
+            c.retired,
+            from.shown(),
+            to.shown()
+        );
+    }
 }

@@ -747,6 +747,8 @@ fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
         Some(pg) => pg.store.clone(),
         None => format!("sqlite:{}", dir.join("moved").display()),
     };
+    let source_head = verified_head(&["--data-dir", &data]);
+    assert!(source_head.0 >= 4, "{source_head:?}");
     let out = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &to]);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(
@@ -757,9 +759,10 @@ fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
     );
     assert!(stdout.contains("audit chain verified"), "{stdout}");
     assert!(stdout.contains("memories 1"), "{stdout}");
-    let source_head = verified_head(&["--data-dir", &data]);
-    assert!(source_head.0 >= 4, "{source_head:?}");
     assert_eq!(verified_head(&["--store", &to]), source_head);
+    // The push's approval, still pending, is closed on the old store.
+    assert!(stdout.contains("1 open approvals closed"), "{stdout}");
+    assert_eq!(verified_head(&["--data-dir", &data]).0, source_head.0 + 1);
     let listed = toolgate_cli(&["--store", &to, "memory", "list"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("staging shares the prod database"));
 

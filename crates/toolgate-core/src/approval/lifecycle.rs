@@ -175,6 +175,21 @@ impl Approval {
         due
     }
 
+    /// Closes an open approval (pending, or approved and not yet used) for
+    /// good, as expired with `why` as its resolution: it may no longer be
+    /// granted or used where it is kept (its store moved elsewhere, where it
+    /// lives on). Returns whether it was open.
+    pub fn retire(&mut self, now_ms: i64, why: &str) -> bool {
+        if !matches!(self.state, ApprovalState::Pending | ApprovalState::Approved) {
+            return false;
+        }
+        self.state = ApprovalState::Expired;
+        self.usable_until_ms = None;
+        self.resolved_ms = Some(now_ms);
+        self.resolution = Some(why.to_string());
+        true
+    }
+
     /// Applies the tally of `votes` at `now_ms`: reaching quorum approves a
     /// pending approval for its window; a denial denies a pending or an
     /// approved-but-unused one (an operator can take an approval back until

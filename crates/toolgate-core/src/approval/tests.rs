@@ -752,3 +752,26 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_retired_approval_can_never_be_granted_or_used() {
+    use ApproverKind::*;
+    let mut approved = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    let alice = vote(&approved, UserRequest, "alice", true);
+    approved.settle(std::slice::from_ref(&alice), 2_000);
+    assert!(approved.retire(2_500, "moved to postgres://db/t"));
+    assert_eq!(approved.state, ApprovalState::Expired);
+    assert_eq!(
+        approved.resolution.as_deref(),
+        Some("moved to postgres://db/t")
+    );
+    assert!(!approved.consume(2_600), "retired before its retry");
+    assert!(!approved.retire(2_700, "again"), "only open ones retire");
+
+    let mut pending = approval(RiskClass::R3, rule(1, true, &[UserRequest]));
+    assert!(pending.retire(2_000, "moved"));
+    let late = vote(&pending, UserRequest, "alice", true);
+    pending.settle(std::slice::from_ref(&late), 2_100);
+    assert_eq!(pending.state, ApprovalState::Expired, "no vote revives it");
+    assert!(!pending.bypass(2_200, "operator", "emergency"));
+}

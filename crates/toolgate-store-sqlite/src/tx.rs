@@ -79,18 +79,65 @@ impl<'a> SqliteTx<'a> {
         })
     }
 
-    fn query_approvals(
+    /// JSON records (column 0 of each row `sql` selects) as values; `what`
+    /// names them in errors.
+    fn records<T: serde::de::DeserializeOwned>(
         &mut self,
+        what: &str,
         sql: &str,
         args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<Approval>, StoreError> {
+    ) -> Result<Vec<T>, StoreError> {
         let texts: Vec<String> = {
             let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
             stmt.query_map(args, |r| r.get::<_, String>(0))
                 .and_then(|rows| rows.collect())
                 .map_err(self.err())?
         };
-        texts.iter().map(|t| self.decode("approval", t)).collect()
+        texts.iter().map(|t| self.decode(what, t)).collect()
+    }
+
+    /// Adds or replaces the record `key` of namespace `ns` in `records`.
+    fn put_record<T: serde::Serialize>(
+        &mut self,
+        ns: &str,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let record = self.encode(value)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO records (ns, key, record) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
+            )
+            .and_then(|mut s| s.execute(params![ns, key, record]))
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Adds entry `seq` to the log as given, indexes it when it is a
+    /// decision, and makes it this transaction's head: what `append` and
+    /// `append_row` share once they know the entry.
+    fn push_entry(
+        &mut self,
+        seq: u64,
+        hash: [u8; 32],
+        entry: &str,
+        decision: Option<DecisionFields>,
+    ) -> Result<(), StoreError> {
+        let seq_col = i64::try_from(seq).map_err(|_| StoreError::Corrupt {
+            location: self.location.clone(),
+            detail: format!("audit seq {seq} is out of range"),
+        })?;
+        self.conn
+            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![seq_col, &hash[..], entry]))
+            .map_err(self.err())?;
+        if let Some(fields) = decision {
+            self.index_decision(seq_col, &fields)?;
+        }
+        self.head = Some((seq, hash));
+        self.head_dirty = true;
+        Ok(())
     }
 
     /// The head of the chain as this transaction has it: what it appended
@@ -189,7 +236,11 @@ impl Tx for SqliteTx<'_> {
     fn approval(&mut self, id: &ApprovalId) -> Result<Option<Approval>, StoreError> {
         let id = id.to_string();
         Ok(self
-            .query_approvals("SELECT record FROM approvals WHERE id = ?1", &[&id])?
+            .records(
+                "approval",
+                "SELECT record FROM approvals WHERE id = ?1",
+                &[&id],
+            )?
             .pop())
     }
 
@@ -199,7 +250,8 @@ impl Tx for SqliteTx<'_> {
     ) -> Result<Option<Approval>, StoreError> {
         let b = binding.to_hex();
         Ok(self
-            .query_approvals(
+            .records(
+                "approval",
                 // Insertion order, not the clock: a clock stepped back must
                 // not hide the newest approval.
                 "SELECT record FROM approvals WHERE binding = ?1 ORDER BY rowid DESC LIMIT 1",
@@ -238,7 +290,8 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn due_approvals(&mut self, now_ms: i64) -> Result<Vec<Approval>, StoreError> {
-        self.query_approvals(
+        self.records(
+            "approval",
             "SELECT record FROM approvals WHERE due_ms IS NOT NULL AND due_ms <= ?1 \
              ORDER BY due_ms LIMIT 500",
             &[&now_ms],
@@ -251,13 +304,15 @@ impl Tx for SqliteTx<'_> {
         // Two statements, so the open-only one can use the state index
         // (`NOT ?1 OR …` would scan every approval ever made).
         if open_only {
-            self.query_approvals(
+            self.records(
+                "approval",
                 "SELECT record FROM approvals WHERE state IN ('pending', 'approved') \
                  ORDER BY rowid DESC LIMIT ?1",
                 &[&lim],
             )
         } else {
-            self.query_approvals(
+            self.records(
+                "approval",
                 "SELECT record FROM approvals ORDER BY rowid DESC LIMIT ?1",
                 &[&lim],
             )
@@ -273,18 +328,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn votes(&mut self, id: &ApprovalId) -> Result<Vec<Vote>, StoreError> {
-        let texts: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached(
-                    "SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid",
-                )
-                .map_err(self.err())?;
-            stmt.query_map(params![id.to_string()], |r| r.get::<_, String>(0))
-                .and_then(|rows| rows.collect())
-                .map_err(self.err())?
-        };
-        texts.iter().map(|t| self.decode("vote", t)).collect()
+        self.records(
+            "vote",
+            "SELECT record FROM votes WHERE approval = ?1 ORDER BY at_ms, rowid",
+            &[&id.to_string()],
+        )
     }
 
     fn put_vote(&mut self, v: &Vote) -> Result<(), StoreError> {
@@ -459,53 +507,27 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn operators(&mut self) -> Result<Vec<Operator>, StoreError> {
-        let texts: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT record FROM records WHERE ns = 'operator' ORDER BY key")
-                .map_err(self.err())?;
-            stmt.query_map([], |r| r.get::<_, String>(0))
-                .and_then(|rows| rows.collect())
-                .map_err(self.err())?
-        };
-        texts.iter().map(|t| self.decode("operator", t)).collect()
+        self.records(
+            "operator",
+            "SELECT record FROM records WHERE ns = 'operator' ORDER BY key",
+            &[],
+        )
     }
 
     fn put_operator(&mut self, operator: &Operator) -> Result<(), StoreError> {
-        let record = self.encode(operator)?;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO records (ns, key, record) VALUES ('operator', ?1, ?2) \
-                 ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
-            )
-            .and_then(|mut s| s.execute(params![operator.name, record]))
-            .map_err(self.err())?;
-        Ok(())
+        self.put_record("operator", &operator.name, operator)
     }
 
     fn bypasses(&mut self) -> Result<Vec<Bypass>, StoreError> {
-        let texts: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT record FROM records WHERE ns = 'bypass'")
-                .map_err(self.err())?;
-            stmt.query_map([], |r| r.get::<_, String>(0))
-                .and_then(|rows| rows.collect())
-                .map_err(self.err())?
-        };
-        texts.iter().map(|t| self.decode("bypass", t)).collect()
+        self.records(
+            "bypass",
+            "SELECT record FROM records WHERE ns = 'bypass'",
+            &[],
+        )
     }
 
     fn put_bypass(&mut self, bypass: &Bypass) -> Result<(), StoreError> {
-        let record = self.encode(bypass)?;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO records (ns, key, record) VALUES ('bypass', ?1, ?2) \
-                 ON CONFLICT (ns, key) DO UPDATE SET record = excluded.record",
-            )
-            .and_then(|mut s| s.execute(params![bypass.id, record]))
-            .map_err(self.err())?;
-        Ok(())
+        self.put_record("bypass", &bypass.id, bypass)
     }
 
     fn use_key(&mut self, key: &str, until_ms: i64, now_ms: i64) -> Result<bool, StoreError> {
@@ -530,19 +552,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn acks(&mut self) -> Result<Vec<Ack>, StoreError> {
-        let texts: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT record FROM acks")
-                .map_err(self.err())?;
-            stmt.query_map([], |r| r.get::<_, String>(0))
-                .and_then(|rows| rows.collect())
-                .map_err(self.err())?
-        };
-        texts
-            .iter()
-            .map(|t| self.decode("acknowledgement", t))
-            .collect()
+        self.records("acknowledgement", "SELECT record FROM acks", &[])
     }
 
     fn all_shown(&mut self) -> Result<Vec<Shown>, StoreError> {
@@ -571,28 +581,21 @@ impl Tx for SqliteTx<'_> {
 
     fn append_row(&mut self, row: &AuditRow) -> Result<(), StoreError> {
         let last = self.head()?.map_or(0, |(seq, _)| seq);
-        let seq = match i64::try_from(row.seq) {
-            Ok(seq) if row.seq == last + 1 => seq,
-            _ => {
-                return Err(StoreError::Corrupt {
-                    location: self.location.clone(),
-                    detail: format!(
-                        "audit entry {} cannot follow {last}: the copy is out of order",
-                        row.seq
-                    ),
-                });
-            }
-        };
-        self.conn
-            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
-            .and_then(|mut s| s.execute(params![seq, &row.hash[..], row.entry]))
-            .map_err(self.err())?;
-        if let Some(fields) = DecisionFields::of_text(&row.entry) {
-            self.index_decision(seq, &fields)?;
+        if row.seq != last + 1 {
+            return Err(StoreError::Corrupt {
+                location: self.location.clone(),
+                detail: format!(
+                    "audit entry {} cannot follow {last}: the copy is out of order",
+                    row.seq
+                ),
+            });
         }
-        self.head = Some((row.seq, row.hash));
-        self.head_dirty = true;
-        Ok(())
+        self.push_entry(
+            row.seq,
+            row.hash,
+            &row.entry,
+            DecisionFields::of_text(&row.entry),
+        )
     }
 
     fn append(&mut self, event: &AuditEvent) -> Result<u64, StoreError> {
@@ -600,15 +603,7 @@ impl Tx for SqliteTx<'_> {
         let seq = last + 1;
         let text = event.canonical(seq);
         let hash = chain_hash(&prev, text.as_bytes());
-        self.conn
-            .prepare_cached("INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)")
-            .and_then(|mut s| s.execute(params![seq as i64, &hash[..], text]))
-            .map_err(self.err())?;
-        if let Some(fields) = DecisionFields::of_event(event) {
-            self.index_decision(seq as i64, &fields)?;
-        }
-        self.head = Some((seq, hash));
-        self.head_dirty = true;
+        self.push_entry(seq, hash, &text, DecisionFields::of_event(event))?;
         Ok(seq)
     }
 

@@ -19,8 +19,8 @@
 //! randomized) — in a process that hands attacker-supplied text to C
 //! parsers (tree-sitter, SQLite). `RUSTFLAGS= TOOLGATE_PIE=1 cargo build
 //! --release` builds the usual dynamically linked PIE instead, for an
-//! installation that prefers that to ~0.9 ms per call (ARCHITECTURE.md,
-//! "Cost of one short-lived process").
+//! installation that prefers that to ~0.9 ms per call
+//! (docs/decisions/0006-hook-process-start-up.md).
 
 use std::path::Path;
 

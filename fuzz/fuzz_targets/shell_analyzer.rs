@@ -3,7 +3,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use toolgate_core::paths::Env;
+use toolgate_paths::Env;
 
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
@@ -14,5 +14,5 @@ fuzz_target!(|data: &[u8]| {
     // Only valid UTF-8 reaches the analyzer in practice (it takes &str);
     // skip the rest so libFuzzer does not spend time on lossy duplicates.
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let _ = toolgate_core::shell::analyze(text, env());
+    let _ = toolgate_shell::analyze(text, env());
 });

@@ -3,6 +3,7 @@
 //! every secret scrubbed out of the text.
 
 use crate::channel::DeliveryError;
+use crate::config_error::ConfigError;
 use reqwest::header::{HeaderValue, RETRY_AFTER};
 use reqwest::{Client, RequestBuilder, StatusCode};
 use std::time::Duration;
@@ -265,8 +266,8 @@ pub(crate) fn token_auth(
     kind: &'static str,
     scheme: &str,
     bot_token: &str,
-) -> Result<(String, HeaderValue), crate::ConfigError> {
-    let invalid = |detail: &str| crate::ConfigError::invalid(kind, detail.to_string());
+) -> Result<(String, HeaderValue), ConfigError> {
+    let invalid = |detail: &str| ConfigError::invalid(kind, detail.to_string());
     let token = bot_token.trim();
     if token.is_empty() {
         return Err(invalid("the bot token is empty"));

@@ -1,4 +1,4 @@
-//! Where approvals reach people (seed 001): channel adapters over real HTTP
+//! Where approvals reach people (docs/channels.md): channel adapters over real HTTP
 //! APIs, verified callbacks, signed links, and fan-out with retries.
 //!
 //! - Out: a [`Notice`] goes to every configured [`Channel`] (generic
@@ -23,6 +23,7 @@
 mod callback;
 mod channel;
 mod config;
+mod config_error;
 mod crypto;
 pub mod discord;
 mod fanout;
@@ -37,9 +38,8 @@ pub mod webhook;
 
 pub use callback::CallbackAuth;
 pub use channel::{Channel, ClientOptions, DEFAULT_TIMEOUT, Delivered, DeliveryError};
-pub use config::{
-    ChannelConfig, ConfigError, DiscordConfig, Env, SlackConfig, TelegramConfig, WebhookConfig,
-};
+pub use config::{ChannelConfig, DiscordConfig, Env, SlackConfig, TelegramConfig, WebhookConfig};
+pub use config_error::ConfigError;
 pub use discord::DiscordChannel;
 pub use fanout::{DeliveryState, Phase, RetryPolicy, TargetStatus, fan_out, fan_out_resolved};
 pub use links::{LinkAction, LinkClaims, LinkError, LinkSigner};

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The shortest key accepted, in bytes.
-pub const MIN_KEY_LEN: usize = 32;
+pub(crate) const MIN_KEY_LEN: usize = 32;
 /// The longest token looked at; real ones are about 250 characters.
 const MAX_TOKEN_LEN: usize = 1024;
 /// Domain separation: a MAC made for anything else never verifies here.

@@ -152,6 +152,16 @@ pub(crate) fn approval_id(id: &str) -> Result<String, CallbackError> {
     }
 }
 
+/// A Unix-seconds timestamp of digits only (no sign, no spaces), as the
+/// webhook, Slack and Discord signatures cover it.
+pub(crate) fn parse_timestamp(text: &str) -> Result<i64, CallbackError> {
+    if text.is_empty() || text.len() > 18 || !text.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(malformed("the timestamp is not Unix seconds"));
+    }
+    text.parse()
+        .map_err(|_| malformed("the timestamp is not Unix seconds"))
+}
+
 /// Refuses `ts` unless it is within `window` seconds of `now` (either
 /// side: a timestamp from the future is as suspect as an old one).
 pub(crate) fn fresh(ts: i64, now: i64, window: i64) -> Result<(), CallbackError> {

@@ -10,12 +10,12 @@
 //! have arrived and is sent again.
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::crypto::{ct_eq, hex, hmac_sha256, random_hex, unhex};
 use crate::http::Http;
 use crate::notice::{Notice, Resolution};
 use crate::replay::ReplayGuard;
-use crate::vote::{CallbackError, fresh};
+use crate::vote::{CallbackError, fresh, parse_timestamp};
 use async_trait::async_trait;
 use reqwest::Url;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -264,15 +264,6 @@ pub fn accept(
         verified.timestamp.saturating_add(tolerance_secs),
     )?;
     Ok(verified)
-}
-
-/// A Unix-seconds timestamp of digits only (no sign, no spaces).
-pub(crate) fn parse_timestamp(text: &str) -> Result<i64, CallbackError> {
-    if text.is_empty() || text.len() > 18 || !text.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(crate::vote::malformed("the timestamp is not Unix seconds"));
-    }
-    text.parse()
-        .map_err(|_| crate::vote::malformed("the timestamp is not Unix seconds"))
 }
 
 fn now_ms() -> i64 {

@@ -1,4 +1,4 @@
-//! The decision path on a realistic mix (DESIGN.md §6): ordinary commands,
+//! The decision path on a realistic mix (targets in docs/performance.md): ordinary commands,
 //! compound and disguised commands, file, message and fetch calls.
 //!
 //! `cargo bench -p toolgate-core --bench decide` prints p50 / p99 per group

@@ -1,4 +1,4 @@
-//! Automated approval factors (seed 001): the deterministic `rules_based`
+//! Automated approval factors (docs/approvals.md): the deterministic `rules_based`
 //! approver, and the trait a model-backed `llm_evaluation` approver
 //! implements.
 
@@ -44,7 +44,7 @@ pub trait Approver: Send + Sync {
 }
 
 /// Whether the static stage is unsure of a call, and so whether the model
-/// approver (seed 001's fast model stage) is asked about it: an escalation
+/// approver (the fast model stage) is asked about it: an escalation
 /// of class R3 or lower that only the clarity × stakes score raised
 /// ([`THRESHOLD_RULE`]), with no layer finding anything to escalate or
 /// block. Clear cases are never asked: an allow, a block, an escalation by

@@ -1,4 +1,5 @@
-//! The audit hash chain (DESIGN.md §4, seed 002), as pure functions.
+//! The audit hash chain, as pure functions: every layer verdict, decision,
+//! approval event and acknowledgement is an entry, secrets redacted.
 //!
 //! Each entry is stored as its RFC 8785 canonical JSON text
 //! `{"data":…,"kind":…,"seq":N,"trace":…,"ts":…}` together with
@@ -23,42 +24,58 @@ use std::fmt;
 pub const GENESIS: [u8; 32] = [0; 32];
 
 /// What an entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum AuditKind {
     /// One layer's verdict on a call.
     Verdict,
     /// The decision returned for a call.
     Decision,
     /// A pending approval was created.
+    #[strum(to_string = "approval.created")]
     ApprovalCreated,
     /// A retry re-judged an approval differently; earlier votes are stale.
+    #[strum(to_string = "approval.refreshed")]
     ApprovalRefreshed,
     /// An approver voted.
+    #[strum(to_string = "approval.vote")]
     ApprovalVote,
     /// The quorum was reached.
+    #[strum(to_string = "approval.approved")]
     ApprovalApproved,
     /// An approver denied.
+    #[strum(to_string = "approval.denied")]
     ApprovalDenied,
     /// A retry used the approval.
+    #[strum(to_string = "approval.consumed")]
     ApprovalConsumed,
     /// The approval's time ran out.
+    #[strum(to_string = "approval.expired")]
     ApprovalExpired,
     /// An acknowledgement was recorded.
+    #[strum(to_string = "ack.created")]
     AckCreated,
     /// A daemon loaded a policy (at start or on reload), or rejected one.
+    #[strum(to_string = "policy.loaded")]
     PolicyLoaded,
     /// A caller stopped waiting for an approval (`/v1/check?wait=`).
+    #[strum(to_string = "wait.ended")]
     WaitEnded,
     /// Knowledge (SOP sections, memories) was shown for a call and must be
     /// acknowledged before it runs.
+    #[strum(to_string = "knowledge.shown")]
     KnowledgeShown,
     /// Knowledge shown earlier was acknowledged (a retry, or explicitly).
+    #[strum(to_string = "knowledge.acked")]
     KnowledgeAcked,
     /// A knowledge source failed; the layer failed open or closed as configured.
+    #[strum(to_string = "knowledge.error")]
     KnowledgeError,
     /// A memory was added, imported or removed.
+    #[strum(to_string = "memory.changed")]
     MemoryChanged,
     /// A named operator was added, given a new token, or removed.
+    #[strum(to_string = "operator.changed")]
     OperatorChanged,
     /// An emergency bypass started, ended, or approved one approval.
     Bypass,
@@ -67,26 +84,7 @@ pub enum AuditKind {
 impl AuditKind {
     /// The dotted wire name (`decision`, `approval.created`, …).
     pub fn as_str(self) -> &'static str {
-        match self {
-            AuditKind::Verdict => "verdict",
-            AuditKind::Decision => "decision",
-            AuditKind::ApprovalCreated => "approval.created",
-            AuditKind::ApprovalRefreshed => "approval.refreshed",
-            AuditKind::ApprovalVote => "approval.vote",
-            AuditKind::ApprovalApproved => "approval.approved",
-            AuditKind::ApprovalDenied => "approval.denied",
-            AuditKind::ApprovalConsumed => "approval.consumed",
-            AuditKind::ApprovalExpired => "approval.expired",
-            AuditKind::AckCreated => "ack.created",
-            AuditKind::PolicyLoaded => "policy.loaded",
-            AuditKind::WaitEnded => "wait.ended",
-            AuditKind::KnowledgeShown => "knowledge.shown",
-            AuditKind::KnowledgeAcked => "knowledge.acked",
-            AuditKind::KnowledgeError => "knowledge.error",
-            AuditKind::MemoryChanged => "memory.changed",
-            AuditKind::OperatorChanged => "operator.changed",
-            AuditKind::Bypass => "bypass",
-        }
+        self.into()
     }
 }
 

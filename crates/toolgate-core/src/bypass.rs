@@ -1,4 +1,4 @@
-//! Emergency bypass (seed 004): an operator lifts named layers for a while,
+//! Emergency bypass (docs/approvals.md): an operator lifts named layers for a while,
 //! with a reason, when they stand in the way of an emergency. Only the
 //! layers that guess or advise can be lifted — the risk score, knowledge,
 //! the sandbox posture. The layers that judge what a call *does* or where

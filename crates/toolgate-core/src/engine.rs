@@ -1,4 +1,4 @@
-//! The decision path (DESIGN.md §1): normalize, then the policy layer, the
+//! The decision path (ARCHITECTURE.md, "Bird's-eye view"): normalize, then the policy layer, the
 //! exec layer (shell analysis + catalogue), the risk layer (class and
 //! clarity × stakes), and one decision. Pure: the caller hands in the
 //! environment and measures time.
@@ -11,28 +11,12 @@ use crate::policy::{Policy, Rule, RuleList};
 use crate::posture::Posture;
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
-/// One layer's verdict on a call, kept for the audit trail.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayerVerdict {
-    /// The layer.
-    pub layer: Layer,
-    /// What it said.
-    pub verdict: Verdict,
-    /// The risk class it saw.
-    pub class: RiskClass,
-    /// Why, in a sentence.
-    pub reason: String,
-    /// The policy rule or catalogue entry behind it, if any.
-    pub rule: Option<String>,
-    /// The sub-command it is about, as the analyzer read it (program and
-    /// arguments), when the call is a shell command; for showing a person
-    /// which part of a compound command triggered it.
-    pub command: Option<String>,
-}
+/// One layer's verdict on a call; defined beside the other decision types.
+pub use crate::model::LayerVerdict;
 
 /// The `rule` of the risk layer's verdict when the clarity × stakes score
-/// alone escalated a call (seed 000's gate V): a guess, not a finding, and
-/// the one kind of escalation the model stage is asked about.
+/// alone escalated a call (at or above `[risk] escalation_threshold`): a
+/// guess, not a finding, and the one kind of escalation the model stage is asked about.
 pub const THRESHOLD_RULE: &str = "escalation_threshold";
 
 /// A decision with everything that led to it.
@@ -65,7 +49,8 @@ pub struct Engine {
     posture: Posture,
 }
 
-/// Stakes per risk class (seed 000's 1..10 scale).
+/// Stakes per risk class, on a 1..10 scale (times clarity, also 1..10, is
+/// the score).
 fn stakes(class: RiskClass) -> u32 {
     match class {
         RiskClass::R0 => 1,
@@ -202,7 +187,7 @@ impl Engine {
         let env = env.with_cwd(&n.cwd);
         let mut verdicts: Vec<LayerVerdict> = Vec::new();
 
-        // The scope profile's layers come first (seed 002): a block there
+        // The scope profile's layers come first (docs/profiles.md): a block there
         // ends the walk; a manual action class is one more concern.
         let mut profile_concern: Option<Concern> = None;
         if self.policy.profile().is_none()

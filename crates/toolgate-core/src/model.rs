@@ -1,4 +1,5 @@
-//! The public wire types: [`ToolCall`] in, [`Decision`] out (DESIGN.md §3).
+//! The public wire types: [`ToolCall`] in, [`Decision`] out
+//! (docs/http-api.md, "ToolCall and Decision").
 //!
 //! These are contracts. Fields are only ever added, never renamed or removed.
 
@@ -58,8 +59,22 @@ pub struct Requester {
 }
 
 /// The three answers toolgate gives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// The call may run.
     Allow,
@@ -70,18 +85,9 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The lowercase wire name.
+    /// The lowercase wire name (the serde name too).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Allow => "allow",
-            Verdict::Escalate => "escalate",
-            Verdict::Block => "block",
-        }
-    }
-
-    /// The stricter of two verdicts (block > escalate > allow).
-    pub fn strictest(self, other: Verdict) -> Verdict {
-        self.max(other)
+        self.into()
     }
 }
 
@@ -91,8 +97,23 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Seed 001's risk taxonomy; ordered from harmless to high impact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// The risk taxonomy R0..R4, ordered from harmless to high impact.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(ascii_case_insensitive)]
 pub enum RiskClass {
     /// Read only, no external mutation.
     R0,
@@ -109,25 +130,13 @@ pub enum RiskClass {
 impl RiskClass {
     /// The wire name (`"R0"` … `"R4"`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            RiskClass::R0 => "R0",
-            RiskClass::R1 => "R1",
-            RiskClass::R2 => "R2",
-            RiskClass::R3 => "R3",
-            RiskClass::R4 => "R4",
-        }
+        self.into()
     }
 
-    /// Parses `"R0"` … `"R4"` (case-insensitive).
+    /// Parses `"R0"` … `"R4"` (case-insensitive, surrounding blanks
+    /// ignored).
     pub fn parse(s: &str) -> Option<RiskClass> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "R0" => Some(RiskClass::R0),
-            "R1" => Some(RiskClass::R1),
-            "R2" => Some(RiskClass::R2),
-            "R3" => Some(RiskClass::R3),
-            "R4" => Some(RiskClass::R4),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 }
 
@@ -138,8 +147,20 @@ impl fmt::Display for RiskClass {
 }
 
 /// The layer that decided (or, for an allow, the last one consulted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Layer {
     /// Explicit policy rules, never-block and always-ask lists.
     Policy,
@@ -158,17 +179,9 @@ pub enum Layer {
 }
 
 impl Layer {
-    /// The lowercase wire name.
+    /// The lowercase wire name (the serde name too).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Layer::Policy => "policy",
-            Layer::Exec => "exec",
-            Layer::Scope => "scope",
-            Layer::Risk => "risk",
-            Layer::Knowledge => "knowledge",
-            Layer::Posture => "posture",
-            Layer::Approval => "approval",
-        }
+        self.into()
     }
 }
 
@@ -186,14 +199,14 @@ pub struct ApprovalRef {
     pub approve_url: Option<String>,
 }
 
-/// toolgate's answer for one call (DESIGN.md §3).
+/// toolgate's answer for one call (docs/http-api.md, "ToolCall and Decision").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// allow, block or escalate.
     pub decision: Verdict,
     /// The risk class of the call.
     pub risk: RiskClass,
-    /// Seed 000's clarity × stakes score, 1..=100.
+    /// The clarity × stakes score, 1..=100 (each factor 1..10).
     pub score: u32,
     /// The layer that decided.
     pub layer: Layer,
@@ -284,4 +297,23 @@ impl Decision {
             )),
         }
     }
+}
+
+/// One layer's verdict on a call, kept for the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerVerdict {
+    /// The layer.
+    pub layer: Layer,
+    /// What it said.
+    pub verdict: Verdict,
+    /// The risk class it saw.
+    pub class: RiskClass,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// The policy rule or catalogue entry behind it, if any.
+    pub rule: Option<String>,
+    /// The sub-command it is about, as the analyzer read it (program and
+    /// arguments), when the call is a shell command; for showing a person
+    /// which part of a compound command triggered it.
+    pub command: Option<String>,
 }

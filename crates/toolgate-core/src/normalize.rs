@@ -8,68 +8,9 @@ use crate::model::ToolCall;
 use crate::paths::Env;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use toolgate_shell::quote as shell_quote;
 
-/// The canonical kind of a tool, whatever the runtime calls it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolKind {
-    /// A shell command (`exec`, `Bash`, `run_shell_command`, `shell`, …).
-    Exec,
-    /// Reading files or listing / searching the tree.
-    Read,
-    /// Creating, editing, patching or deleting files.
-    Write,
-    /// Fetching a URL.
-    Fetch,
-    /// A web search.
-    Search,
-    /// Sending a message to a person or channel.
-    Message,
-    /// Gateway configuration and lifecycle (OpenClaw `gateway`).
-    Gateway,
-    /// Scheduled jobs (`cron`, `automations`).
-    Automation,
-    /// Device control (`nodes`).
-    Nodes,
-    /// Browser automation.
-    Browser,
-    /// Managing background processes.
-    Process,
-    /// Spawning or messaging other agent sessions.
-    Sessions,
-    /// Installing or configuring plugins.
-    Plugins,
-    /// Reading or writing stored secrets.
-    Secrets,
-    /// The agent's own memory and status (read-mostly, seed 000's never-block set).
-    Memory,
-    /// Anything else (unknown tools, most MCP tools).
-    Other,
-}
-
-impl ToolKind {
-    /// The canonical tool name used in policy rules (`exec`, `read`, `write`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolKind::Exec => "exec",
-            ToolKind::Read => "read",
-            ToolKind::Write => "write",
-            ToolKind::Fetch => "web_fetch",
-            ToolKind::Search => "web_search",
-            ToolKind::Message => "message",
-            ToolKind::Gateway => "gateway",
-            ToolKind::Automation => "automations",
-            ToolKind::Nodes => "nodes",
-            ToolKind::Browser => "browser",
-            ToolKind::Process => "process",
-            ToolKind::Sessions => "sessions",
-            ToolKind::Plugins => "plugins",
-            ToolKind::Secrets => "secrets",
-            ToolKind::Memory => "memory",
-            ToolKind::Other => "other",
-        }
-    }
-}
+pub use crate::tool_kind::{ToolKind, split_mcp};
 
 /// Maps a tool name from any runtime (or from a policy rule) to its kind.
 /// MCP tools (`mcp__server__tool`) are classified by the tool part's verb.
@@ -132,14 +73,6 @@ pub fn kind_of(tool: &str) -> ToolKind {
         | "save_memory" | "update_plan" | "exitplanmode" => ToolKind::Memory,
         _ => ToolKind::Other,
     }
-}
-
-/// Splits `mcp__server__tool` into `(server, tool)`.
-pub fn split_mcp(tool: &str) -> Option<(&str, &str)> {
-    let rest = tool.strip_prefix("mcp__")?;
-    let i = rest.find("__")?;
-    let (server, tool) = (&rest[..i], &rest[i + 2..]);
-    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
 /// Words of a tool name: split at non-alphanumerics and camelCase humps,
@@ -947,18 +880,6 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
         }
     }
     (texts, argv_out)
-}
-
-/// Quotes one argument for a POSIX shell so re-parsing yields it unchanged.
-pub fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        return arg.to_string();
-    }
-    format!("'{}'", arg.replace('\'', "'\\''"))
 }
 
 const PATH_KEYS: [&str; 8] = [

@@ -1,4 +1,4 @@
-//! Sandbox posture (seed 002, layer 4): is toolgate — and so the agent it
+//! Sandbox posture (a scope profile's sandbox layer): is toolgate — and so the agent it
 //! guards — running inside a container? Pure: the caller reads the signals
 //! (files, `/proc`, the environment) and hands them in; this module weighs
 //! them. Several independent signals are used because each alone can be

@@ -1,5 +1,5 @@
 //! The protocol text: a short, fixed-shape briefing for the agent's prompt
-//! (seed 002's layer 3) so it knows how toolgate answers before it is
+//! (a scope profile's protocol layer) so it knows how toolgate answers before it is
 //! stopped, and does not try to talk or rephrase its way around a block.
 
 use crate::knowledge::settings::Enforcement;
@@ -82,7 +82,7 @@ pub fn protocol_text(policy: &Policy) -> String {
 const MAX_ITEMS: usize = 12;
 const MAX_ITEM_CHARS: usize = 80;
 
-/// The scope profile's hard rules (seed 002's protocol layer): for whom the
+/// The scope profile's hard rules (its protocol layer): for whom the
 /// agent acts, what it may and must never do, the institution's limits
 /// and the autonomy tiers. Lists are cut so the whole text stays short.
 fn profile_rules(p: &crate::profile::Profile) -> String {
@@ -176,11 +176,7 @@ fn clean(s: &str, max: usize) -> String {
 }
 
 fn humanize(secs: u64) -> String {
-    match secs {
-        s if s % 3600 == 0 && s > 0 => format!("{} h", s / 3600),
-        s if s % 60 == 0 && s > 0 => format!("{} min", s / 60),
-        s => format!("{s} s"),
-    }
+    crate::time::span(secs, crate::time::SpanStyle::Prose)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Decision semantics of DESIGN.md §3–4, through the public engine API.
+//! Decision semantics (the strictest verdict wins, deny over ask over allow,
+//! what cannot be read escalates), through the public engine API.
 
 use serde_json::json;
 use toolgate_core::engine::Engine;

@@ -6,10 +6,10 @@ use proptest::prelude::*;
 use std::sync::OnceLock;
 use toolgate_core::engine::Engine;
 use toolgate_core::model::{ToolCall, Verdict};
-use toolgate_core::normalize::shell_quote;
 use toolgate_core::paths::Env;
 use toolgate_core::policy::Policy;
 use toolgate_core::shell::analyze;
+use toolgate_core::shell::quote as shell_quote;
 
 fn env() -> Env {
     Env::new("/home/dev", "/home/dev/proj")
@@ -118,11 +118,6 @@ proptest! {
             cmd = wrap(&cmd, h);
         }
         prop_assert_ne!(decide(&cmd), Verdict::Allow, "allowed: {}", cmd);
-    }
-
-    #[test]
-    fn analyzer_never_panics_on_arbitrary_text(text in ".{0,400}") {
-        let _ = analyze(&text, &env());
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Knowledge lookup time (DESIGN.md §6: p99 ≤ 2 ms with 10,000 memories
-//! and 500 SOP rules; seed 004 asks ≤ 150 ms). Prints figures; asserts
-//! nothing about time. Run with `cargo bench -p toolgate-store --bench knowledge`.
+//! Knowledge lookup time (target: p99 ≤ 2 ms with 10,000 memories and 500
+//! SOP rules; docs/performance.md). Prints figures; asserts
+//! nothing about time. Run with `cargo bench -p toolgate-gate --bench knowledge`.
 //!
 //! A lookup is everything the layer does for one call before enforcement:
 //! normalizing it, extracting its context (shell analysis included),
@@ -223,6 +223,6 @@ fn main() {
         })
         .collect();
     report("gate.check incl. knowledge and commit", whole);
-    println!("DESIGN.md §6 bar: knowledge lookup p99 <= 2 ms (2000 µs)");
+    println!("target (docs/performance.md): knowledge lookup p99 <= 2 ms (2000 µs)");
     let _ = std::fs::remove_dir_all(&root);
 }

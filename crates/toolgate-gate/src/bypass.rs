@@ -1,4 +1,4 @@
-//! Emergency bypasses (seed 004): operator-only, time-boxed, with a
+//! Emergency bypasses (docs/approvals.md): operator-only, time-boxed, with a
 //! required reason, audited. A bypass lifts named layers for everyone
 //! until it lapses or is ended ([`toolgate_core::bypass`] says which layers
 //! may be lifted); a bypass of one approval approves it at once, whatever

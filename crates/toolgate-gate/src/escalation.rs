@@ -6,24 +6,17 @@
 use crate::clock::random_bytes;
 use crate::gate::{Gate, Judged};
 use crate::operator::{approval_event, expire_quietly};
+use crate::resolution::{Resolution, summary};
 use serde_json::Value;
 use toolgate_core::approval::{
-    Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, requirement,
-    unbindable_number,
+    Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, unbindable_number,
 };
-use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::audit::AuditKind;
 use toolgate_core::engine::Assessment;
-use toolgate_core::model::{ApprovalRef, Decision, Layer, RiskClass, ToolCall, Verdict};
-use toolgate_core::normalize::NormalizedCall;
+use toolgate_core::model::{ApprovalRef, Decision, Layer, Verdict};
 use toolgate_core::redact::redact_text;
 use toolgate_core::time::{duration_ms, rfc3339_ms};
 use toolgate_store::{StoreError, Tx};
-
-/// What one escalation turned into.
-pub(crate) struct Resolution {
-    pub(crate) decision: Decision,
-    pub(crate) events: Vec<AuditEvent>,
-}
 
 fn redacted(s: Option<&str>) -> Option<String> {
     s.map(|s| redact_text(s).into_owned())
@@ -57,7 +50,7 @@ impl Gate {
             });
         }
         let requester = redacted(call.requester.as_ref().and_then(|r| r.id.as_deref()));
-        let quorum = match requirement(settings, class, self.llm.is_some(), requester.as_deref()) {
+        let quorum = match settings.requirement(class, self.llm.is_some(), requester.as_deref()) {
             Ok(q) => q,
             Err(insufficient) => {
                 let reason = format!("{insufficient} (the call: {})", d.reason);
@@ -199,13 +192,6 @@ fn findings(assessment: &Assessment) -> Vec<ApprovalFinding> {
     once
 }
 
-/// The decision answering a relay call.
-pub(crate) fn relay_decision(verdict: Verdict, reason: String) -> Decision {
-    // The relay call itself is harmless; what it unlocks was judged when
-    // the approval was created.
-    Decision::new(verdict, RiskClass::R0, 1, Layer::Approval, &reason)
-}
-
 /// The decision for a call waiting on approval `a`.
 fn pending_decision(d: &Decision, a: &Approval) -> Decision {
     let id = a.id.to_string();
@@ -226,76 +212,9 @@ fn rewrite(d: &Decision, verdict: Verdict, why: &str) -> Decision {
     Decision::new(verdict, d.risk, d.score, Layer::Approval, why)
 }
 
-/// One line for operators and the dashboard, from what the gate judged: the
-/// command, else the tool and the path, URL or action it acts on, else the
-/// tool and its params; redacted, on one line, at most 200 characters.
-pub(crate) fn summary(call: &ToolCall, n: &NormalizedCall) -> String {
-    let text = match (&n.command, n.paths.first(), n.urls.first(), &n.action) {
-        (Some(c), _, _, _) => c.clone(),
-        (None, Some(p), _, _) => format!("{} {}", call.tool, p.raw),
-        (None, None, Some(u), _) => format!("{} {u}", call.tool),
-        (None, None, None, Some(a)) => format!("{} {a}", call.tool),
-        _ => format!("{} {}", call.tool, Value::Object(call.params.clone())),
-    };
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let one_line = if one_line.chars().count() > 200 {
-        let cut: String = one_line.chars().take(200).collect();
-        format!("{cut}…")
-    } else {
-        one_line
-    };
-    redact_text(&one_line).into_owned()
-}
-
+/// How long ago, in `ms` milliseconds, approximately; a clock that stepped
+/// back reads as `0s`.
 fn ago(ms: i64) -> String {
-    let s = ms / 1000;
-    if s < 120 {
-        format!("{s}s")
-    } else {
-        format!("{}m", s / 60)
-    }
-}
-
-#[cfg(test)]
-mod summary_tests {
-    use super::summary;
-    use toolgate_core::model::ToolCall;
-    use toolgate_core::normalize::normalize;
-    use toolgate_core::paths::Env;
-
-    fn line(v: serde_json::Value) -> String {
-        let call: ToolCall = serde_json::from_value(v).unwrap();
-        summary(
-            &call,
-            &normalize(&call, &Env::new("/home/dev", "/home/dev/p")),
-        )
-    }
-
-    #[test]
-    fn says_what_the_gate_judged() {
-        assert_eq!(
-            line(serde_json::json!({"tool": "Bash", "params": {"command": "ls  -la\n"}})),
-            "ls -la"
-        );
-        assert_eq!(
-            line(
-                serde_json::json!({"tool": "Write", "params": {"file_path": "~/.bashrc", "content": "x"}})
-            ),
-            "Write ~/.bashrc"
-        );
-        assert_eq!(
-            line(serde_json::json!({"tool": "web_fetch", "params": {"url": "http://x.test/"}})),
-            "web_fetch http://x.test/"
-        );
-        assert_eq!(
-            line(serde_json::json!({"tool": "gateway", "params": {"action": "config.apply"}})),
-            "gateway config.apply"
-        );
-        let long =
-            line(serde_json::json!({"tool": "Bash", "params": {"command": "x".repeat(300)}}));
-        assert_eq!(long.chars().count(), 201);
-        let secret = line(serde_json::json!({"tool": "Bash",
-            "params": {"command": "curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' x"}}));
-        assert!(!secret.contains("abcdefghijklmnop"), "{secret}");
-    }
+    let secs = u64::try_from(ms / 1000).unwrap_or(0);
+    toolgate_core::time::span(secs, toolgate_core::time::SpanStyle::About)
 }

@@ -1,5 +1,5 @@
-//! The automated approval factors (seed 001's `rules_based` and
-//! `llm_evaluation`), asked once an escalation is committed: outside the
+//! The automated approval factors (`rules_based` and `llm_evaluation`;
+//! docs/approvals.md), asked once an escalation is committed: outside the
 //! store's write lock (a model may take its whole timeout), voting through
 //! the same path and the same checks as people, so their votes are audited
 //! and counted like anyone's.

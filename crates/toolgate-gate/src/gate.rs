@@ -1,14 +1,14 @@
-//! The decision path with state (DESIGN.md §1): decide with the pure core,
+//! The decision path with state (ARCHITECTURE.md, "Bird's-eye view"): decide with the pure core,
 //! then consume a live approval or create a pending one, and audit every
 //! verdict and the decision in the same transaction. The decision returned
 //! carries the audit sequence number of its record, which is durable by the
 //! time the caller sees it.
 
-use crate::escalation::{Resolution, relay_decision};
 use crate::knowledge::{
     AckError, KnowledgeBase, KnowledgeStats, Lookup, ack_scope, acknowledge_in, put_acks,
 };
 use crate::operator::{VoteInput, VoteOutcome, vote_in};
+use crate::resolution::{Resolution, relay_decision};
 use crate::{Clock, random_hex};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -25,8 +25,9 @@ use toolgate_core::redact::{bound_size, redact_text, redact_value};
 use toolgate_core::time::rfc3339_ms;
 use toolgate_store::{Bypass, Shown, Store, StoreError, Tx};
 
-/// Tool names an agent calls to relay a person's approval (seed 000's
-/// `ga_approve`), with params `{"id": "<approval id>", "reason": "…"}`.
+/// Tool names an agent calls to relay a person's approval
+/// (`toolgate_approve`, and the older name `ga_approve`), with params
+/// `{"id": "<approval id>", "reason": "…"}`.
 /// Honoured only when the policy sets `[approvals] relay = true`, never for
 /// R4, once per approval, from the session that made the call.
 pub const RELAY_TOOLS: &[&str] = &["toolgate_approve", "ga_approve"];
@@ -83,7 +84,7 @@ struct BypassCache {
 }
 
 /// How long bypasses read from the store are trusted, in milliseconds.
-pub const BYPASS_FRESH_MS: i64 = 1_000;
+pub(crate) const BYPASS_FRESH_MS: i64 = 1_000;
 
 /// Bypasses that cannot be read are logged to stderr once per read; none
 /// is applied (stricter).
@@ -243,7 +244,7 @@ impl Gate {
         let env = self.engine.env_for(call, &self.base);
         let binding = binding_hash(call, &env);
         let shown = shown_call(call);
-        let summary = crate::escalation::summary(call, &normalize(call, &env));
+        let summary = crate::resolution::summary(call, &normalize(call, &env));
         decision.reason = redact_text(&decision.reason).into_owned();
         decision.block_reason = decision.block_reason.map(|b| redact_text(&b).into_owned());
         let mut tx = self.store.begin()?;
@@ -353,8 +354,8 @@ impl Gate {
         let binding = binding_hash(&call, &env);
         let shown = shown_call(&call);
         let summary = match &assessment {
-            Some(a) => crate::escalation::summary(&call, &a.call),
-            None => crate::escalation::summary(&call, &normalize(&call, &env)),
+            Some(a) => crate::resolution::summary(&call, &a.call),
+            None => crate::resolution::summary(&call, &normalize(&call, &env)),
         };
         let knowledge = assessment.as_ref().and_then(|a| {
             let wanted =
@@ -487,7 +488,7 @@ impl Gate {
         Ok(decision)
     }
 
-    /// The agent relays a person's approval (seed 000's `ga_approve`): a
+    /// The agent relays a person's approval (`toolgate_approve`): a
     /// vote recorded in the same transaction and trace as the decision
     /// answering it.
     fn relay_in(
@@ -767,12 +768,8 @@ impl Gate {
 
 /// `300000` → `5m`; `90000` → `90s`.
 fn humanize_ms(ms: i64) -> String {
-    let s = ms / 1000;
-    if s >= 60 && s % 60 == 0 {
-        format!("{}m", s / 60)
-    } else {
-        format!("{s}s")
-    }
+    let secs = u64::try_from(ms / 1000).unwrap_or(0);
+    toolgate_core::time::span(secs, toolgate_core::time::SpanStyle::WholeUnit)
 }
 
 /// An acknowledgement call: the name, and nothing but its own params (a

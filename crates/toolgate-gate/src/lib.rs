@@ -27,6 +27,7 @@ mod memory;
 mod operator;
 mod people;
 pub mod posture;
+mod resolution;
 mod waiting;
 
 pub use audit_log::{ExportedEntry, check_anchor, export, verify};

@@ -175,7 +175,10 @@ impl Waiter {
             GiveUp::Timeout => format!(
                 "no operator resolved approval {id} within {}; it stays pending until {until}: \
                  retry the exact call once it is approved",
-                seconds(self.wait)
+                toolgate_core::time::span(
+                    self.wait.as_secs(),
+                    toolgate_core::time::SpanStyle::Exact
+                )
             ),
             GiveUp::Stopping => format!(
                 "toolgate is shutting down; approval {id} stays pending until {until}: retry the \
@@ -208,16 +211,6 @@ fn approval_of(d: &Decision) -> Option<ApprovalId> {
     d.approval
         .as_ref()
         .and_then(|a| ApprovalId::parse(&a.id).ok())
-}
-
-/// `90s`, `2m`, `1m30s`.
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 60, s % 60) {
-        (0, s) => format!("{s}s"),
-        (m, 0) => format!("{m}m"),
-        (m, s) => format!("{m}m{s}s"),
-    }
 }
 
 /// Marks approval `id` as waited on by an agent in this process until

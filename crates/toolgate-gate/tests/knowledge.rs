@@ -1,4 +1,4 @@
-//! The knowledge gate through the store (seed 004): SOPs and memories held
+//! The knowledge gate through the store (docs/knowledge.md): SOPs and memories held
 //! until acknowledged, advised, or skipped, by enforcement level; the
 //! cooldown; acknowledgement by retry, by id and by tool; thresholds by
 //! risk; fail-open and fail-closed; credentials kept out of the audit log.

@@ -15,7 +15,7 @@ const TICKS_PER_SEC: f64 = 100.0;
 
 /// CPU counters at one moment.
 #[derive(Clone, Copy, Debug)]
-pub struct Sample {
+pub(crate) struct Sample {
     at: Instant,
     machine_busy: Option<u64>,
     own: Option<u64>,
@@ -24,7 +24,7 @@ pub struct Sample {
 
 impl Sample {
     /// Reads the counters now (`daemon`: the daemon's pid, if known).
-    pub fn take(daemon: Option<u32>) -> Self {
+    pub(crate) fn take(daemon: Option<u32>) -> Self {
         Self {
             at: Instant::now(),
             machine_busy: std::fs::read_to_string("/proc/stat")
@@ -46,7 +46,7 @@ impl Sample {
 /// CPU use between two samples, in percent of one core (200 = two cores
 /// flat out).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Cores on the machine.
     pub cores: usize,
     /// The whole machine.
@@ -61,7 +61,7 @@ pub struct Usage {
 
 impl Usage {
     /// The use between `before` and `after`.
-    pub fn between(before: &Sample, after: &Sample) -> Self {
+    pub(crate) fn between(before: &Sample, after: &Sample) -> Self {
         let secs = after
             .at
             .saturating_duration_since(before.at)
@@ -92,7 +92,7 @@ impl Usage {
 }
 
 /// Busy ticks of all CPUs from `/proc/stat`: everything but idle and iowait.
-pub fn machine_busy_ticks(stat: &str) -> Option<u64> {
+pub(crate) fn machine_busy_ticks(stat: &str) -> Option<u64> {
     let line = stat.lines().next()?.strip_prefix("cpu ")?;
     let v: Vec<u64> = line
         .split_whitespace()
@@ -104,7 +104,7 @@ pub fn machine_busy_ticks(stat: &str) -> Option<u64> {
 }
 
 /// utime + stime of a `/proc/PID/stat` line.
-pub fn process_ticks(stat: &str) -> Option<u64> {
+pub(crate) fn process_ticks(stat: &str) -> Option<u64> {
     // The command name may hold spaces and parentheses: read after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();

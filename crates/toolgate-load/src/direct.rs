@@ -25,8 +25,8 @@ use tokio::sync::{oneshot, watch};
 
 use crate::http::{Parse, parse_response, until_close};
 use crate::mix::Mix;
-use crate::run::Tally;
 use crate::schedule::{Schedule, precise_sleep_until, tighten_timer_slack};
+use crate::tally::Tally;
 
 /// A request on the wire, for the reader to time.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ struct Slot {
 }
 
 /// The fixed parameters of one run.
-pub struct Engine {
+pub(crate) struct Engine {
     /// The rate.
     pub schedule: Schedule,
     /// When request 0 is due.
@@ -76,7 +76,7 @@ pub struct Engine {
 impl Engine {
     /// Runs the schedule over `streams` (already connected) and returns the
     /// merged tally of the pacer and the readers.
-    pub async fn run(self, streams: Vec<TcpStream>) -> anyhow::Result<Tally> {
+    pub(crate) async fn run(self, streams: Vec<TcpStream>) -> anyhow::Result<Tally> {
         let (freed_tx, freed_rx) = std::sync::mpsc::channel::<Freed>();
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut slots = Vec::with_capacity(streams.len());

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 
 /// Where to send checks, and with which token.
 #[derive(Clone, Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// The daemon's address.
     pub addr: SocketAddr,
     /// The `Host` header value (`127.0.0.1:7878`).
@@ -29,7 +29,7 @@ pub struct Target {
 impl Target {
     /// Parses `--url` (`http://HOST:PORT`, optionally with a path prefix)
     /// and resolves it.
-    pub async fn resolve(url: &str, token: &str) -> anyhow::Result<Self> {
+    pub(crate) async fn resolve(url: &str, token: &str) -> anyhow::Result<Self> {
         let parsed = reqwest::Url::parse(url).map_err(|e| {
             anyhow::anyhow!("--url {url:?} is not a URL ({e}); e.g. http://127.0.0.1:7878")
         })?;
@@ -60,14 +60,14 @@ impl Target {
     }
 
     /// The path part of the check URL (`/v1/check`, after any prefix).
-    pub fn check_path(&self) -> String {
+    pub(crate) fn check_path(&self) -> String {
         reqwest::Url::parse(&self.check_url)
             .map(|u| u.path().to_owned())
             .unwrap_or_else(|_| "/v1/check".into())
     }
 
     /// The complete HTTP/1.1 request bytes for one body.
-    pub fn raw_request(&self, body: &[u8]) -> Vec<u8> {
+    pub(crate) fn raw_request(&self, body: &[u8]) -> Vec<u8> {
         let mut req = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             self.check_path(),
@@ -83,7 +83,7 @@ impl Target {
 
 /// One request, ready for either client.
 #[derive(Clone, Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The whole HTTP/1.1 request (head and body), for [`RawConn`].
     pub raw: Vec<u8>,
     /// The JSON body alone, for [`ReqwestConn`].
@@ -92,7 +92,7 @@ pub struct Prepared {
 
 /// Why a request got no HTTP answer.
 #[derive(Debug)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// Connecting, writing or reading failed, or the peer closed early.
     Io(io::Error),
     /// The answer was not HTTP/1.1 this client understands.
@@ -115,7 +115,7 @@ impl From<io::Error> for SendError {
 }
 
 /// A connection that can carry one request at a time.
-pub enum Conn {
+pub(crate) enum Conn {
     /// The hand-rolled HTTP/1.1 client.
     Raw(RawConn),
     /// reqwest, limited to one connection.
@@ -125,7 +125,7 @@ pub enum Conn {
 impl Conn {
     /// Sends one request and returns the status and body (borrowed until the
     /// next call).
-    pub async fn roundtrip(&mut self, req: &Prepared) -> Result<(u16, &[u8]), SendError> {
+    pub(crate) async fn roundtrip(&mut self, req: &Prepared) -> Result<(u16, &[u8]), SendError> {
         match self {
             Conn::Raw(c) => c.roundtrip(&req.raw).await,
             Conn::Reqwest(c) => c.roundtrip(&req.body).await,
@@ -134,7 +134,7 @@ impl Conn {
 }
 
 /// An HTTP/1.1 keep-alive connection that sends pre-built requests.
-pub struct RawConn {
+pub(crate) struct RawConn {
     addr: SocketAddr,
     stream: Option<TcpStream>,
     buf: Vec<u8>,
@@ -142,7 +142,7 @@ pub struct RawConn {
 
 impl RawConn {
     /// A connection to `addr`, opened now.
-    pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
+    pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let mut c = Self {
             addr,
             stream: None,
@@ -156,7 +156,7 @@ impl RawConn {
     /// a new connection first if the last one was closed. The stream is
     /// taken out while in use: an error, or a timeout dropping this future,
     /// drops (closes) it, and the next request reconnects.
-    pub async fn roundtrip(&mut self, request: &[u8]) -> Result<(u16, &[u8]), SendError> {
+    pub(crate) async fn roundtrip(&mut self, request: &[u8]) -> Result<(u16, &[u8]), SendError> {
         let stream = match self.stream.take() {
             Some(s) => s,
             None => open(self.addr).await?,
@@ -225,7 +225,7 @@ pub(crate) async fn write_all(stream: &TcpStream, mut data: &[u8]) -> io::Result
 /// A parsed answer: status, where the body is, whether the server will
 /// close the connection.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     /// The HTTP status code.
     pub status: u16,
     /// The body's byte range in the buffer (content-length bodies).
@@ -238,7 +238,7 @@ pub struct Response {
 
 /// How far parsing got.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Parse {
+pub(crate) enum Parse {
     /// More bytes are needed.
     Partial,
     /// One whole answer.
@@ -249,7 +249,7 @@ pub enum Parse {
 /// and a body delimited by `Content-Length` or chunked encoding. An answer
 /// with neither is [`Parse::Partial`] until the connection closes (see
 /// [`until_close`]).
-pub fn parse_response(buf: &[u8]) -> Result<Parse, String> {
+pub(crate) fn parse_response(buf: &[u8]) -> Result<Parse, String> {
     let Some(head_end) = find(buf, b"\r\n\r\n") else {
         if buf.len() > 64 * 1024 {
             return Err("headers longer than 64 KiB".into());
@@ -324,7 +324,7 @@ pub fn parse_response(buf: &[u8]) -> Result<Parse, String> {
 
 /// The answer in `buf` when the connection has closed: complete if its
 /// body was delimited by the close (no length, not chunked).
-pub fn until_close(buf: &[u8]) -> Option<Response> {
+pub(crate) fn until_close(buf: &[u8]) -> Option<Response> {
     let head_end = find(buf, b"\r\n\r\n")?;
     let head = std::str::from_utf8(&buf[..head_end])
         .ok()?
@@ -378,7 +378,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// reqwest with one connection: each worker owns its own client and sends
 /// one request at a time, so the pool never holds more than one.
-pub struct ReqwestConn {
+pub(crate) struct ReqwestConn {
     client: reqwest::Client,
     url: String,
     auth: String,
@@ -387,7 +387,7 @@ pub struct ReqwestConn {
 
 impl ReqwestConn {
     /// A client for `target` (connects on first use).
-    pub fn new(target: &Target) -> anyhow::Result<Self> {
+    pub(crate) fn new(target: &Target) -> anyhow::Result<Self> {
         // reqwest is built without a TLS crypto provider of its own.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()

@@ -14,6 +14,7 @@ mod mix;
 mod run;
 mod schedule;
 mod stats;
+mod tally;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// The calls to send, each a compact JSON body, in the order to send them
 /// (request `i` sends `deck[i % len]`).
 #[derive(Clone, Debug)]
-pub struct Mix {
+pub(crate) struct Mix {
     /// The mix's name, for the report.
     pub name: String,
     /// The distinct bodies, each a serialized ToolCall.
@@ -25,7 +25,7 @@ pub struct Mix {
 
 impl Mix {
     /// `typical`, `escalate`, or the path of a JSONL file of ToolCalls.
-    pub fn load(spec: &str) -> anyhow::Result<Self> {
+    pub(crate) fn load(spec: &str) -> anyhow::Result<Self> {
         match spec {
             "typical" => Ok(Self::weighted("typical", typical())),
             "escalate" => Ok(Self::weighted("escalate", escalate())),
@@ -34,12 +34,12 @@ impl Mix {
     }
 
     /// The body request `index` sends.
-    pub fn pick(&self, index: u64) -> usize {
+    pub(crate) fn pick(&self, index: u64) -> usize {
         self.deck[usize::try_from(index % self.deck.len() as u64).expect("fits")]
     }
 
     /// A mix from calls and their weights, in a fixed shuffled order.
-    pub fn weighted(name: &str, calls: Vec<(u32, Value)>) -> Self {
+    pub(crate) fn weighted(name: &str, calls: Vec<(u32, Value)>) -> Self {
         let mut bodies = Vec::with_capacity(calls.len());
         let mut deck = Vec::new();
         for (i, (weight, call)) in calls.into_iter().enumerate() {
@@ -56,7 +56,7 @@ impl Mix {
 
     /// One ToolCall (a JSON object with a string `tool`) per line; blank
     /// lines and lines starting with `#` are skipped.
-    pub fn from_jsonl(name: &str, text: &str) -> anyhow::Result<Self> {
+    pub(crate) fn from_jsonl(name: &str, text: &str) -> anyhow::Result<Self> {
         let mut calls = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();

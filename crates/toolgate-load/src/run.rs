@@ -17,11 +17,12 @@ use crate::http::{Conn, Prepared, RawConn, ReqwestConn, Target};
 use crate::mix::Mix;
 use crate::schedule::{Job, Pacer, Schedule};
 use crate::stats::Summary;
+use crate::tally::{DecisionView, Tally, nanos};
 
 /// Which HTTP client the workers use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ClientKind {
+pub(crate) enum ClientKind {
     /// The minimal built-in HTTP/1.1 client (accurate, cheap).
     Raw,
     /// reqwest over hyper, one connection per worker (for cross-checking).
@@ -30,7 +31,7 @@ pub enum ClientKind {
 
 /// Everything a run needs.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Where and as whom.
     pub target: Target,
     /// The request rate.
@@ -51,120 +52,6 @@ pub struct Plan {
     pub daemon_pid: Option<u32>,
 }
 
-/// What one run measured. Latencies are in nanoseconds until [`Report`]
-/// turns them into microseconds.
-#[derive(Debug, Default)]
-pub struct Tally {
-    /// Measured requests sent (handed to a connection).
-    pub sent: u64,
-    /// 2xx answers.
-    pub ok: u64,
-    /// Non-2xx answers, by status code.
-    pub statuses: BTreeMap<u16, u64>,
-    /// Requests with no answer within the timeout.
-    pub timeouts: u64,
-    /// Requests that failed on the connection, by message.
-    pub io_errors: BTreeMap<String, u64>,
-    /// Measured requests never sent: still queued when the run's deadline
-    /// passed, because every connection was busy (the daemon fell behind).
-    pub unsent: u64,
-    /// The `decision` field of 2xx answers, counted.
-    pub decisions: BTreeMap<String, u64>,
-    /// Latency of each 2xx answer, from the intended send time.
-    pub latency_ns: Vec<u64>,
-    /// How late each measured request was handed to a connection: the
-    /// pacer's timer lateness plus any wait for a free connection.
-    pub send_lag_ns: Vec<u64>,
-    /// How late the pacer woke for each measured request (timer lateness
-    /// alone: the generator's own error).
-    pub timer_lag_ns: Vec<u64>,
-    /// The most measured requests that were due at once while every
-    /// connection was busy.
-    pub max_queued: u64,
-    /// The daemon's own `elapsed_us` of each decision.
-    pub server_us: Vec<u64>,
-    /// The first non-2xx body seen, for the error message.
-    pub first_error_body: Option<(u16, String)>,
-    /// When the last measured answer (or failure) arrived.
-    pub last_done: Option<Instant>,
-}
-
-impl Tally {
-    /// Records a measured request's answer, `done` being when its last
-    /// byte arrived.
-    pub fn answer(&mut self, intended: Instant, done: Instant, status: u16, body: &[u8]) {
-        self.last_done = self.last_done.max(Some(done));
-        if !(200..300).contains(&status) {
-            *self.statuses.entry(status).or_default() += 1;
-            if self.first_error_body.is_none() {
-                self.first_error_body = Some((status, String::from_utf8_lossy(body).into_owned()));
-            }
-            return;
-        }
-        self.ok += 1;
-        self.latency_ns
-            .push(nanos(done.saturating_duration_since(intended)));
-        match serde_json::from_slice::<DecisionView>(body) {
-            Ok(DecisionView {
-                decision,
-                elapsed_us,
-            }) => {
-                let d = decision.as_deref().unwrap_or("(no decision)");
-                match self.decisions.get_mut(d) {
-                    Some(n) => *n += 1,
-                    None => {
-                        self.decisions.insert(d.to_owned(), 1);
-                    }
-                }
-                if let Some(us) = elapsed_us {
-                    self.server_us.push(us);
-                }
-            }
-            Err(_) => *self.decisions.entry("(not a Decision)".into()).or_default() += 1,
-        }
-    }
-
-    /// Records a measured request that got no answer: the connection failed.
-    pub fn failed(&mut self, done: Instant, why: String) {
-        self.last_done = self.last_done.max(Some(done));
-        *self.io_errors.entry(why).or_default() += 1;
-    }
-
-    /// Adds another tally's counts and samples to this one.
-    pub fn merge(&mut self, other: Tally) {
-        self.sent += other.sent;
-        self.ok += other.ok;
-        for (k, v) in other.statuses {
-            *self.statuses.entry(k).or_default() += v;
-        }
-        self.timeouts += other.timeouts;
-        for (k, v) in other.io_errors {
-            *self.io_errors.entry(k).or_default() += v;
-        }
-        self.unsent += other.unsent;
-        for (k, v) in other.decisions {
-            *self.decisions.entry(k).or_default() += v;
-        }
-        self.latency_ns.extend(other.latency_ns);
-        self.send_lag_ns.extend(other.send_lag_ns);
-        self.timer_lag_ns.extend(other.timer_lag_ns);
-        self.max_queued = self.max_queued.max(other.max_queued);
-        self.server_us.extend(other.server_us);
-        if self.first_error_body.is_none() {
-            self.first_error_body = other.first_error_body;
-        }
-        self.last_done = self.last_done.max(other.last_done);
-    }
-}
-
-/// The part of a Decision the generator reads.
-#[derive(Deserialize)]
-struct DecisionView<'a> {
-    #[serde(borrow)]
-    decision: Option<std::borrow::Cow<'a, str>>,
-    elapsed_us: Option<u64>,
-}
-
 /// The part of an error answer the generator reads.
 #[derive(Deserialize)]
 struct ErrorView {
@@ -178,7 +65,7 @@ struct ErrorBody {
 }
 
 /// A clear sentence for a refused preflight request.
-pub fn explain_status(status: u16, body: &[u8], url: &str) -> String {
+pub(crate) fn explain_status(status: u16, body: &[u8], url: &str) -> String {
     let detail = serde_json::from_slice::<ErrorView>(body)
         .map(|e| format!(" ({}: {})", e.error.code, e.error.message))
         .unwrap_or_else(|_| {
@@ -216,7 +103,7 @@ fn truncate(s: &str, max: usize) -> &str {
 /// Sends every distinct body of the mix once, one after another, so that a
 /// wrong URL, a refused token or a body the daemon rejects stops the run
 /// before it starts, with a clear message.
-pub async fn preflight(plan: &Plan, prepared: &[Prepared]) -> anyhow::Result<()> {
+pub(crate) async fn preflight(plan: &Plan, prepared: &[Prepared]) -> anyhow::Result<()> {
     let url = &plan.target.check_url;
     let mut conn = match plan.client {
         ClientKind::Raw => Conn::Raw(RawConn::connect(plan.target.addr).await.map_err(|e| {
@@ -252,7 +139,7 @@ pub async fn preflight(plan: &Plan, prepared: &[Prepared]) -> anyhow::Result<()>
 /// What [`run`] returns: the tally of the measured phase, when that phase
 /// began, and the CPU use during it.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The counts and samples.
     pub tally: Tally,
     /// When the measured phase began (the end of the warm-up).
@@ -263,7 +150,7 @@ pub struct Outcome {
 
 /// Runs the plan: opens the connections, starts the pacer, and returns the
 /// tally of the measured phase.
-pub async fn run(plan: &Plan) -> anyhow::Result<Outcome> {
+pub(crate) async fn run(plan: &Plan) -> anyhow::Result<Outcome> {
     let prepared: Arc<Vec<Prepared>> = Arc::new(
         plan.mix
             .bodies
@@ -396,13 +283,9 @@ impl Worker {
     }
 }
 
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// The figures a run prints, in microseconds.
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The check endpoint.
     pub url: String,
     /// The mix's name.
@@ -458,7 +341,7 @@ pub struct Report {
 
 impl Report {
     /// Builds the report of a finished run.
-    pub fn new(plan: &Plan, outcome: Outcome) -> Self {
+    pub(crate) fn new(plan: &Plan, outcome: Outcome) -> Self {
         let Outcome {
             tally,
             measured_start,
@@ -538,7 +421,7 @@ impl Report {
     }
 
     /// The column titles of [`Report::row`], two lines (names, units).
-    pub fn row_header() -> String {
+    pub(crate) fn row_header() -> String {
         let names: Vec<String> = Self::COLUMNS.iter().map(|c| c.0.to_owned()).collect();
         let units: Vec<String> = Self::COLUMNS.iter().map(|c| c.1.to_owned()).collect();
         format!(
@@ -549,7 +432,7 @@ impl Report {
     }
 
     /// The figures on one line, for a table of runs (`scripts/load`).
-    pub fn row(&self) -> String {
+    pub(crate) fn row(&self) -> String {
         let pct = |p: Option<f64>| p.map_or("?".to_owned(), |p| format!("{p:.0}"));
         let l = &self.latency_us;
         let cells = [
@@ -585,7 +468,7 @@ impl Report {
     }
 
     /// The human-readable report.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         use std::fmt::Write;
         let mut o = String::new();
         let _ = writeln!(

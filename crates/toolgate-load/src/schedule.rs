@@ -21,7 +21,7 @@ const NANOS_PER_SEC_MILLI: u128 = 1_000_000_000_000; // ns per second × 1000
 
 /// A fixed request rate and the intended send offsets it implies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// The rate in thousandths of a request per second (5000 req/s = 5_000_000).
     rate_milli: u64,
 }
@@ -29,7 +29,7 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule at `rate` requests per second. The rate must be positive,
     /// finite and at most ten million per second.
-    pub fn new(rate: f64) -> anyhow::Result<Self> {
+    pub(crate) fn new(rate: f64) -> anyhow::Result<Self> {
         anyhow::ensure!(
             rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0,
             "--rate must be a number of requests per second between 0.001 and 10000000, not {rate}"
@@ -43,19 +43,19 @@ impl Schedule {
     }
 
     /// The rate in requests per second.
-    pub fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         self.rate_milli as f64 / 1000.0
     }
 
     /// When request `i` is due, in nanoseconds after the start.
-    pub fn offset_ns(&self, i: u64) -> u64 {
+    pub(crate) fn offset_ns(&self, i: u64) -> u64 {
         let ns = u128::from(i) * NANOS_PER_SEC_MILLI / u128::from(self.rate_milli);
         u64::try_from(ns).unwrap_or(u64::MAX)
     }
 
     /// How many requests are due `elapsed_ns` after the start: the number of
     /// `i` with `offset_ns(i) <= elapsed_ns` (request 0 is due at once).
-    pub fn due(&self, elapsed_ns: u64) -> u64 {
+    pub(crate) fn due(&self, elapsed_ns: u64) -> u64 {
         // offset(i) = floor(i·K/r) ≤ e  ⇔  i·K < (e+1)·r  ⇔  i < ceil((e+1)·r / K)
         let bound = (u128::from(elapsed_ns) + 1) * u128::from(self.rate_milli);
         let count = bound.div_ceil(NANOS_PER_SEC_MILLI);
@@ -64,7 +64,7 @@ impl Schedule {
 
     /// How many requests are due strictly before `span` has elapsed: the
     /// number of requests a phase of that length sends.
-    pub fn count_before(&self, span: Duration) -> u64 {
+    pub(crate) fn count_before(&self, span: Duration) -> u64 {
         let ns = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
         if ns == 0 { 0 } else { self.due(ns - 1) }
     }
@@ -72,7 +72,7 @@ impl Schedule {
 
 /// One request the pacer has released: its index and intended send time.
 #[derive(Clone, Copy, Debug)]
-pub struct Job {
+pub(crate) struct Job {
     /// The request's position in the schedule, from 0.
     pub index: u64,
     /// When the request was meant to be sent.
@@ -80,7 +80,7 @@ pub struct Job {
 }
 
 /// The thread that releases requests at their intended times.
-pub struct Pacer {
+pub(crate) struct Pacer {
     /// Ends with how late the thread woke for each measured request.
     handle: std::thread::JoinHandle<Vec<u64>>,
     stop: Arc<AtomicBool>,
@@ -92,7 +92,7 @@ impl Pacer {
     /// (several at once if the thread woke late); the queue is unbounded, so
     /// a slow daemon never holds the pacer back. Requests from `warmup_n` on
     /// are measured: the thread keeps how late it released each.
-    pub fn spawn(
+    pub(crate) fn spawn(
         schedule: Schedule,
         start: Instant,
         warmup_n: u64,
@@ -141,7 +141,7 @@ impl Pacer {
 
     /// Stops releasing requests, waits for the thread to end, and returns
     /// how late it woke for each measured request (ns).
-    pub fn stop(self) -> Vec<u64> {
+    pub(crate) fn stop(self) -> Vec<u64> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.join().unwrap_or_default()
     }
@@ -153,7 +153,7 @@ fn nanos_since(start: Instant) -> u64 {
 
 /// Sleeps the current thread until `at` (no-op if it has passed), with the
 /// OS timer's precision: tens of microseconds, not tokio's millisecond.
-pub fn precise_sleep_until(at: Instant) {
+pub(crate) fn precise_sleep_until(at: Instant) {
     let now = Instant::now();
     if at > now {
         std::thread::sleep(at - now);
@@ -163,7 +163,7 @@ pub fn precise_sleep_until(at: Instant) {
 /// Linux delays a sleeping thread's wake-up by up to its timer slack (50 µs by
 /// default) to batch wake-ups. For the pacer that is pure send lag, so it asks
 /// for 1 ns through `/proc/<tid>/timerslack_ns`; best effort, elsewhere a no-op.
-pub fn tighten_timer_slack() {
+pub(crate) fn tighten_timer_slack() {
     let Ok(link) = std::fs::read_link("/proc/thread-self") else {
         return;
     };

@@ -10,10 +10,10 @@ use serde::Serialize;
 /// A quantile in parts per million: 500_000 is the median, 999_000 is p99.9.
 /// Integer so that `p99.9 of 1000 samples` is exactly the 999th, with no
 /// floating-point rounding across a rank boundary.
-pub type PartsPerMillion = u64;
+pub(crate) type PartsPerMillion = u64;
 
 /// The quantiles every summary reports, with their labels.
-pub const QUANTILES: [(&str, PartsPerMillion); 4] = [
+pub(crate) const QUANTILES: [(&str, PartsPerMillion); 4] = [
     ("p50", 500_000),
     ("p90", 900_000),
     ("p99", 990_000),
@@ -23,7 +23,7 @@ pub const QUANTILES: [(&str, PartsPerMillion); 4] = [
 /// The nearest-rank quantile `q` of `sorted` (ascending): the smallest value
 /// such that at least `q` of the samples are less than or equal to it.
 /// `None` when there are no samples.
-pub fn quantile(sorted: &[u64], q: PartsPerMillion) -> Option<u64> {
+pub(crate) fn quantile(sorted: &[u64], q: PartsPerMillion) -> Option<u64> {
     if sorted.is_empty() {
         return None;
     }
@@ -37,7 +37,7 @@ pub fn quantile(sorted: &[u64], q: PartsPerMillion) -> Option<u64> {
 /// Count, mean, min, the [`QUANTILES`] and max of a set of samples, in the
 /// samples' own unit.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// How many samples.
     pub count: u64,
     /// The smallest sample.
@@ -59,7 +59,7 @@ pub struct Summary {
 
 impl Summary {
     /// Sorts `samples` and summarizes them; all zero when there are none.
-    pub fn of(mut samples: Vec<u64>) -> Self {
+    pub(crate) fn of(mut samples: Vec<u64>) -> Self {
         if samples.is_empty() {
             return Self::default();
         }
@@ -80,7 +80,7 @@ impl Summary {
 
     /// The same summary with every value divided by `by` (nanoseconds to
     /// microseconds: 1000), rounding to nearest.
-    pub fn scaled(&self, by: u64) -> Self {
+    pub(crate) fn scaled(&self, by: u64) -> Self {
         let s = |v: u64| (v + by / 2) / by;
         Self {
             count: self.count,

@@ -1,4 +1,4 @@
-//! Seed 001's context package: what the model is shown about one call.
+//! The context package: what the model is shown about one call.
 //!
 //! Every string that goes in passes through toolgate-core's redaction
 //! ([`redact_value`], [`redact_text`]) and then a size bound, inside the

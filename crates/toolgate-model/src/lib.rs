@@ -1,4 +1,5 @@
-//! The model approver's client (seed 001's fast model stage).
+//! The model approver's client (`llm_evaluation`, the fast model stage;
+//! docs/approvals.md).
 //!
 //! When the static rules are unsure of a call, the integrator may ask a
 //! small, fast model for a structured risk assessment. This crate makes that

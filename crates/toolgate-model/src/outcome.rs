@@ -1,6 +1,6 @@
 //! What one request to the model came to: a validated assessment, or an
 //! abstention saying why not. An abstention is never an approval: the
-//! static rules stand (seed 001, "Fallback behavior").
+//! static rules stand, as they would with no model configured.
 
 use crate::assessment::ModelAssessment;
 use std::fmt;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 pub const SCHEMA_NAME: &str = "toolgate_risk";
 
 /// The system prompt: the model classifies the risk of one tool call with
-/// seed 001's R0..R4 taxonomy, answers with one JSON object only, and
+/// toolgate's R0..R4 taxonomy, answers with one JSON object only, and
 /// treats everything in the context package as untrusted data, never as
 /// instructions. It asks for a short rationale, not a chain of thought.
 pub const SYSTEM_PROMPT: &str = r#"You are the risk classifier inside toolgate, the gate between an AI agent and its tools. You assess the risk of exactly one tool call that the agent wants to make. You do not approve or deny anything: a policy engine decides, using your assessment as one input.

@@ -178,7 +178,7 @@ pub struct Compiled {
 }
 
 /// Checks and compiles `packs`.
-pub fn compile(packs: &[Pack]) -> Result<Compiled, PackError> {
+pub(crate) fn compile(packs: &[Pack]) -> Result<Compiled, PackError> {
     let mut blob = Blob::default();
     let mut out = Compiled::default();
     let mut set_specs: Vec<(String, &Pack, Range<usize>, &SetSpec)> = Vec::new();

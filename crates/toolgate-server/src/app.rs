@@ -88,7 +88,7 @@ pub struct App {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     /// What integrations' canaries reported.
     pub canaries: crate::canary::Canaries,
-    /// Whether the daemon runs in a container (seed 002 layer 4), read at start.
+    /// Whether the daemon runs in a container (the sandbox posture), read at start.
     pub posture: toolgate_core::posture::Posture,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use subtle::ConstantTimeEq;
 
 /// What a token lets its holder do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, strum::IntoStaticStr, strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Role {
     /// May check calls and use the hook endpoints.
     Agent,
@@ -23,10 +26,7 @@ pub enum Role {
 impl Role {
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Agent => "agent",
-            Role::Operator => "operator",
-        }
+        self.into()
     }
 }
 
@@ -289,6 +289,17 @@ fn new_token() -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The role names are in logs and answers: derived, and pinned here.
+    #[test]
+    fn role_strings_are_pinned() {
+        use strum::VariantArray;
+        let t = [(Role::Agent, "agent"), (Role::Operator, "operator")];
+        assert_eq!(t.len(), Role::VARIANTS.len());
+        for (r, s) in t {
+            assert_eq!(r.as_str(), s);
+        }
+    }
 
     fn dir() -> PathBuf {
         let mut b = [0u8; 8];

@@ -1,4 +1,5 @@
-//! Integration canaries (seed 002's HARD-07, seed 003's silent hook): an
+//! Integration canaries (a hook that silently never fires is a guard that
+//! is not there; docs/http-api.md, `POST /v1/canary`): an
 //! integration reports when it starts, when its agent first shows activity
 //! and when its pre-tool hook first fires. An agent that is active but whose
 //! hook never fires is running unguarded, so the daemon says so — in

@@ -28,7 +28,7 @@ const REMEMBERED: usize = 10_000;
 
 /// Starts every background task.
 pub fn spawn_all(app: &Arc<App>) {
-    tokio::spawn(crate::routing::run(
+    tokio::spawn(crate::dispatch::run(
         app.clone(),
         app.approval_changes.subscribe(),
     ));

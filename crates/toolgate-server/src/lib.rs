@@ -1,4 +1,4 @@
-//! The toolgate daemon: the HTTP API of DESIGN.md §3 over the decision core
+//! The toolgate daemon: the HTTP API over the decision core
 //! and the store, with agent and operator tokens, group-committed durable
 //! checks, live events on `/ws`, Prometheus metrics, policy hot reload and
 //! the embedded control UI. `docs/http-api.md` is the contract.
@@ -12,6 +12,7 @@ pub mod app;
 pub mod auth;
 pub mod canary;
 pub mod checker;
+mod dispatch;
 pub mod error;
 pub mod events;
 pub mod links;
@@ -257,13 +258,7 @@ impl Server {
 /// Every route, with the timeout and the JSON fallbacks.
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route("/", get(ui::index))
-        .route("/app.js", get(ui::app_js))
-        .route("/app.css", get(ui::app_css))
-        .route("/panels.js", get(ui::panels_js))
-        .route("/format.js", get(ui::format_js))
-        .route("/dom.js", get(ui::dom_js))
-        .route("/panels.css", get(ui::panels_css))
+        .merge(ui::routes())
         .route("/v1/check", post(api::check::check))
         .route("/v1/approvals", get(api::approvals::list))
         .route("/v1/approvals/{id}", get(api::approvals::show))

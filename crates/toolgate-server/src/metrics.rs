@@ -84,7 +84,7 @@ pub fn render() -> String {
     }
 }
 
-/// The knowledge gate's counters (seed 004 FR-008) in Prometheus text
+/// The knowledge gate's counters (docs/knowledge.md, "Metrics") in Prometheus text
 /// format: interceptions, injections, holds, acknowledgements, cache hits,
 /// source errors and the lookup-time histogram.
 pub fn knowledge(s: &toolgate_gate::KnowledgeSnapshot) -> String {

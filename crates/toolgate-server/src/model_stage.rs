@@ -1,4 +1,4 @@
-//! The model approver (`llm_evaluation`, seed 001's fast model stage) as
+//! The model approver (`llm_evaluation`, the fast model stage) as
 //! the daemon runs it: built from the policy's `[approvals.model]`, asked
 //! by `Gate::run_factors` after an escalation is committed, only about
 //! escalations the static stage is unsure of, within its own timeout. The

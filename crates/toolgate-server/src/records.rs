@@ -2,7 +2,6 @@
 //! records and approval events. The audit log is the single source, so what
 //! other processes decide or vote shows up as well.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use toolgate_store::{DecisionFields, Store, StoreError};
 
@@ -33,36 +32,21 @@ pub fn decision_record(entry: &Value) -> Option<Value> {
     }))
 }
 
-/// Filters for `/v1/decisions`; every given one must match exactly.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct DecisionFilter {
-    /// `allow`, `block` or `escalate`.
-    pub decision: Option<String>,
-    /// The tool name as the agent sent it.
-    pub tool: Option<String>,
-    /// `R0` … `R4`.
-    pub risk: Option<String>,
-    /// The deciding layer.
-    pub layer: Option<String>,
-    /// The agent.
-    pub agent: Option<String>,
-    /// The session.
-    pub session: Option<String>,
-}
-
-impl DecisionFilter {
-    /// The store's query: an empty parameter (`?agent=`) filters nothing.
-    fn fields(&self) -> DecisionFields {
-        let given = |f: &Option<String>| f.clone().filter(|v| !v.is_empty());
-        DecisionFields {
-            decision: given(&self.decision),
-            tool: given(&self.tool),
-            risk: given(&self.risk),
-            layer: given(&self.layer),
-            agent: given(&self.agent),
-            session: given(&self.session),
-        }
+/// The store's query from `/v1/decisions`' parameters: an empty parameter
+/// (`?agent=`) filters nothing.
+fn given(mut filter: DecisionFields) -> DecisionFields {
+    let DecisionFields {
+        decision,
+        tool,
+        risk,
+        layer,
+        agent,
+        session,
+    } = &mut filter;
+    for value in [decision, tool, risk, layer, agent, session] {
+        value.take_if(|v| v.is_empty());
     }
+    filter
 }
 
 /// One page of decisions, newest first, and the cursor for the next.
@@ -78,11 +62,11 @@ pub struct Page {
 /// through the store's decisions index (no scan of the audit log).
 pub fn decisions(
     store: &dyn Store,
-    filter: &DecisionFilter,
+    filter: &DecisionFields,
     before: u64,
     limit: usize,
 ) -> Result<Page, StoreError> {
-    let rows = store.decisions(&filter.fields(), before, limit)?;
+    let rows = store.decisions(&given(filter.clone()), before, limit)?;
     let next_before = if rows.len() >= limit {
         rows.last().map(|r| r.seq).filter(|&s| s > 1)
     } else {
@@ -161,13 +145,13 @@ mod tests {
         }
         assert!(decision_record(&json!({"kind": "verdict", "data": {}})).is_none());
         // An empty parameter filters nothing.
-        let f = DecisionFilter {
+        let f = DecisionFields {
             decision: Some("block".into()),
             agent: Some(String::new()),
             ..Default::default()
         };
         assert_eq!(
-            f.fields(),
+            given(f),
             DecisionFields {
                 decision: Some("block".into()),
                 ..Default::default()

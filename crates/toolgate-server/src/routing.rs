@@ -1,20 +1,17 @@
-//! The approval router (seed 001): each pending approval goes to the chat
-//! channels and webhooks `[approvals.routing]` names (toolgate-channels
-//! adapters), fanned out with per-target retries; when it is resolved
-//! anywhere, the messages are updated. Driven by the typed stream of
-//! approval changes ([`ApprovalChange`]), whose content is read from the
-//! store, never from audit text.
+//! The approval router's state (docs/channels.md): which chat channels and
+//! webhooks `[approvals.routing]` names ([`Router`], rebuilt on reload), the
+//! typed approval changes that drive it ([`ApprovalChange`]), and what was
+//! sent for each open approval ([`Deliveries`]). The daemon's `App` holds
+//! these; `dispatch` does the sending. Imports nothing of the daemon's, so
+//! `App` can hold it without a cycle.
 
-use crate::app::App;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use tokio::sync::broadcast;
 use toolgate_channels::{
     CallbackAuth, Channel, ChannelConfig, Delivered, DeliveryState, Notice, Resolution,
-    RetryPolicy, TargetStatus, fan_out, fan_out_resolved,
+    RetryPolicy, TargetStatus,
 };
-use toolgate_core::approval::{Approval, ApprovalId, ApprovalState};
-use toolgate_core::normalize::kind_of;
+use toolgate_core::approval::ApprovalId;
 use toolgate_core::policy::{RouteTarget, Routing, RoutingMode};
 
 /// What happened to an approval.
@@ -141,13 +138,15 @@ impl Router {
 
 /// What was sent for one approval, and where each target stands.
 #[derive(Default)]
-struct Sent {
-    notice: Option<Notice>,
-    delivered: Vec<(String, Arc<dyn Channel>, Delivered)>,
+pub(crate) struct Sent {
+    /// The notice the request was built from.
+    pub(crate) notice: Option<Notice>,
+    /// Each target the request reached, with what to update there.
+    pub(crate) delivered: Vec<(String, Arc<dyn Channel>, Delivered)>,
     status: BTreeMap<String, TargetStatus>,
     /// How it ended, once it did: a request delivered after that is
     /// updated as soon as it lands.
-    resolution: Option<Resolution>,
+    pub(crate) resolution: Option<Resolution>,
 }
 
 /// Most approvals whose deliveries are remembered.
@@ -161,7 +160,7 @@ pub struct Deliveries {
 }
 
 impl Deliveries {
-    fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Sent>) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut HashMap<String, Sent>) -> R) -> R {
         f(&mut self.sent.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
@@ -208,7 +207,7 @@ impl Deliveries {
         })
     }
 
-    fn report(self: &Arc<Self>, id: &str, name: &str, status: TargetStatus) {
+    pub(crate) fn report(self: &Arc<Self>, id: &str, name: &str, status: TargetStatus) {
         match &status.state {
             DeliveryState::Failed { error } => {
                 tracing::warn!(approval = %id, target = %name, attempts = status.attempts, %error, "approval request not delivered");
@@ -231,216 +230,4 @@ impl Deliveries {
                 .insert(name.to_string(), status);
         });
     }
-}
-
-/// Routes approval changes as they come, until the stream closes.
-pub async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>) {
-    loop {
-        match changes.recv().await {
-            Ok(change) => {
-                let app = app.clone();
-                tokio::spawn(async move { handle(&app, change).await });
-            }
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(missed = n, "the approval router fell behind");
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-
-async fn handle(app: &Arc<App>, change: ApprovalChange) {
-    // Without a routing target (the default) there is nothing to send or
-    // update, and nothing to remember.
-    if app
-        .router
-        .load()
-        .targets
-        .iter()
-        .all(|t| t.channel.is_none())
-    {
-        return;
-    }
-    let store = app.store.clone();
-    let id = change.id;
-    let approval = match tokio::task::spawn_blocking(move || store.read_approval(&id)).await {
-        Ok(Ok(Some(a))) => a,
-        Ok(Err(e)) => {
-            tracing::warn!(approval = %id, error = %e, "cannot read an approval to route it");
-            return;
-        }
-        _ => return,
-    };
-    match change.change {
-        Change::Created if approval.state == ApprovalState::Pending => {
-            request(app, &approval).await
-        }
-        Change::Created => {}
-        Change::Approved | Change::Denied | Change::Expired => resolve(app, &approval).await,
-    }
-}
-
-/// The notice for `a`, as every target sees it (links added per target).
-/// The agent's text in it shows its control and bidirectional characters
-/// as escapes: what people approve in chat reads as what runs.
-fn notice(app: &App, a: &Approval) -> Notice {
-    use toolgate_core::shown::visible_line;
-    let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("?");
-    let shown = |t: &str| visible_line(t).into_owned();
-    Notice {
-        approval_id: a.id.to_string(),
-        summary: shown(&a.summary),
-        tool: shown(tool),
-        risk: a.risk.as_str().to_string(),
-        reason: shown(&a.reason),
-        agent: a.agent.as_deref().map(shown),
-        session: a.session.as_deref().map(shown),
-        have: 0,
-        need: a.quorum.min_approvals,
-        expires_at_ms: a.expires_ms,
-        approve_url: None,
-        deny_url: None,
-        dashboard_url: Some(format!("http://{}/#approval/{}", app.listen, a.id)),
-    }
-}
-
-async fn request(app: &Arc<App>, a: &Approval) {
-    let router = app.router.load_full();
-    let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("");
-    let channel = a.call.get("channel").and_then(|c| c.as_str());
-    let kind = kind_of(tool).as_str();
-    let routing = Routing {
-        mode: router.mode,
-        targets: router.targets.iter().map(|t| t.spec.clone()).collect(),
-    };
-    let names: Vec<String> = routing
-        .targets_for(a.risk, tool, kind, a.agent.as_deref(), channel)
-        .into_iter()
-        .map(|t| t.name.clone())
-        .collect();
-    let chosen: Vec<&Routed> = router
-        .targets
-        .iter()
-        .filter(|t| t.channel.is_some() && names.contains(&t.spec.name))
-        .collect();
-    if chosen.is_empty() {
-        return;
-    }
-    let id = a.id.to_string();
-    let base = notice(app, a);
-    app.deliveries.with(|m| {
-        m.entry(id.clone()).or_default().notice = Some(base.clone());
-    });
-    let mut jobs = Vec::new();
-    for t in chosen {
-        let Some(channel) = t.channel.clone() else {
-            continue;
-        };
-        let mut n = base.clone();
-        if let Some(op) = &t.spec.links_for {
-            let (approve, deny) = crate::links::pair(app, &id, op, a.expires_ms);
-            n.approve_url = approve;
-            n.deny_url = deny;
-        }
-        let (app, id, name) = (app.clone(), id.clone(), t.spec.name.clone());
-        let retry = router.retry;
-        jobs.push(async move {
-            let report = {
-                let (deliveries, id, name) = (app.deliveries.clone(), id.clone(), name.clone());
-                move |s: TargetStatus| deliveries.report(&id, &name, s)
-            };
-            let out = fan_out(std::slice::from_ref(&channel), &n, retry, report).await;
-            for s in out {
-                if let DeliveryState::Delivered(d) = s.state {
-                    // Resolved while this one was on its way: update it now.
-                    let late = app.deliveries.with(|m| {
-                        let sent = m.entry(id.clone()).or_default();
-                        sent.delivered
-                            .push((name.clone(), channel.clone(), d.clone()));
-                        sent.resolution.clone()
-                    });
-                    if let Some(resolution) = late {
-                        update(&app, &id, &name, channel.clone(), d, &n, &resolution).await;
-                    }
-                }
-            }
-        });
-    }
-    futures_join(jobs).await;
-}
-
-/// Replaces one delivered request with the outcome.
-async fn update(
-    app: &Arc<App>,
-    id: &str,
-    name: &str,
-    channel: Arc<dyn Channel>,
-    delivered: Delivered,
-    notice: &Notice,
-    resolution: &Resolution,
-) {
-    let retry = app.router.load().retry;
-    let report = {
-        let (deliveries, id, name) = (app.deliveries.clone(), id.to_string(), name.to_string());
-        move |s: TargetStatus| deliveries.report(&id, &format!("{name} (update)"), s)
-    };
-    fan_out_resolved(&[(channel, delivered)], notice, resolution, retry, report).await;
-}
-
-async fn resolve(app: &Arc<App>, a: &Approval) {
-    let said = a.resolution.clone().unwrap_or_default();
-    let resolution = match a.state {
-        ApprovalState::Approved | ApprovalState::Consumed => Resolution::Approved {
-            by: match said.strip_prefix("approved by ") {
-                Some(names) => names.split(", ").map(str::to_string).collect(),
-                None => vec![said],
-            },
-        },
-        ApprovalState::Denied => {
-            let rest = said.strip_prefix("denied by ").unwrap_or(&said);
-            let (by, reason) = match rest.split_once(": ") {
-                Some((by, reason)) => (by.to_string(), Some(reason.to_string())),
-                None => (rest.to_string(), None),
-            };
-            Resolution::Denied { by, reason }
-        }
-        ApprovalState::Expired => Resolution::Expired,
-        ApprovalState::Pending => return,
-    };
-    let id = a.id.to_string();
-    let taken = app.deliveries.with(|m| {
-        // Recorded even before any request was delivered, so one still on
-        // its way is updated when it lands.
-        let sent = m.entry(id.clone()).or_default();
-        if sent.resolution.is_some() {
-            return None;
-        }
-        sent.resolution = Some(resolution.clone());
-        Some((sent.notice.clone()?, sent.delivered.clone()))
-    });
-    let Some((notice, delivered)) = taken else {
-        return;
-    };
-    let jobs = delivered.into_iter().map(|(name, channel, d)| {
-        let (app, id, notice, resolution) =
-            (app.clone(), id.clone(), notice.clone(), resolution.clone());
-        async move { update(&app, &id, &name, channel, d, &notice, &resolution).await }
-    });
-    futures_join(jobs.collect()).await;
-}
-
-/// Runs the futures concurrently and returns their outputs in order.
-async fn futures_join<F>(jobs: Vec<F>) -> Vec<F::Output>
-where
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handles: Vec<_> = jobs.into_iter().map(tokio::spawn).collect();
-    let mut out = Vec::with_capacity(handles.len());
-    for h in handles {
-        if let Ok(v) = h.await {
-            out.push(v);
-        }
-    }
-    out
 }

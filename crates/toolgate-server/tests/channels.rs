@@ -71,29 +71,17 @@ struct Daemon {
     url: String,
     store: Arc<SqliteStore>,
     http: reqwest::Client,
-    _dir: tempdir::Dir,
-}
-
-mod tempdir {
-    pub struct Dir(pub std::path::PathBuf);
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    pub fn new() -> Dir {
-        let mut b = [0u8; 8];
-        getrandom::fill(&mut b).unwrap();
-        let d = std::env::temp_dir().join(format!("tg-chan-{}", toolgate_core::hex::hex(&b)));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
+    /// Removed when the daemon drops.
+    _dir: tempfile::TempDir,
 }
 
 async fn start(policy: String) -> Daemon {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempdir::new();
-    let store = Arc::new(SqliteStore::open(&dir.0.join("state"), SyncMode::Normal).unwrap());
+    let dir = tempfile::Builder::new()
+        .prefix("tg-chan-")
+        .tempdir()
+        .unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
     let loader: toolgate_server::PolicyLoader = Arc::new(move || {
         Policy::from_toml_str(&policy, "test.toml")
             .map(Engine::new)

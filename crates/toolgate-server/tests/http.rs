@@ -4,7 +4,7 @@
 use futures_util::{SinkExt, StreamExt};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
@@ -22,7 +22,8 @@ const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 struct Daemon {
     url: String,
     store: Arc<SqliteStore>,
-    dir: PathBuf,
+    /// The policy file and the store; removed when the daemon drops.
+    dir: tempfile::TempDir,
     http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -32,7 +33,6 @@ impl Drop for Daemon {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -42,12 +42,12 @@ fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-fn temp_dir() -> PathBuf {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).unwrap();
-    let d = std::env::temp_dir().join(format!("tg-http-{}", toolgate_core::hex::hex(&b)));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the guard drops.
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("tg-http-")
+        .tempdir()
+        .unwrap()
 }
 
 fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
@@ -71,9 +71,9 @@ fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
 /// Starts a daemon on a free port with `policy` written to a file it watches.
 async fn start(policy: &str) -> Daemon {
     let dir = temp_dir();
-    let policy_path = dir.join("policy.toml");
+    let policy_path = dir.path().join("policy.toml");
     std::fs::write(&policy_path, policy).unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.join("state"), SyncMode::Normal).unwrap());
+    let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
     let config = ServerConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         store: store.clone(),
@@ -891,7 +891,7 @@ async fn live_events_reach_authenticated_websocket_clients() {
 async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
     let d = start(DEFAULT_POLICY).await;
     assert_eq!(d.check(exec("cowsay hi")).await["decision"], "allow");
-    let path = d.dir.join("policy.toml");
+    let path = d.dir.path().join("policy.toml");
     let stricter =
         DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
     assert_ne!(
@@ -948,7 +948,7 @@ async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
 async fn the_hook_answers_deny_in_time_when_the_store_is_locked() {
     let d = start(DEFAULT_POLICY).await;
     // Another process holding the write lock: checks cannot be recorded.
-    let other = SqliteStore::open(&d.dir.join("state"), SyncMode::Normal).unwrap();
+    let other = SqliteStore::open(&d.dir.path().join("state"), SyncMode::Normal).unwrap();
     let (locked, is_locked) = tokio::sync::oneshot::channel();
     let held = tokio::task::spawn_blocking(move || {
         use toolgate_store::Store;
@@ -1119,7 +1119,8 @@ async fn canaries_show_in_state_and_bad_reports_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
-    let sops = temp_dir();
+    let sops_tmp = temp_dir();
+    let sops = sops_tmp.path();
     std::fs::write(
         sops.join("fleet.ai.sop"),
         "## Preflight\ncheck uptime first\n## Credentials\npw Hunter2-xyz\n",
@@ -1182,7 +1183,6 @@ async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
     assert!(text.contains("toolgate_knowledge_lookup_seconds_count 2"));
     let (_, v) = d.get("/v1/decisions", Some(OPERATOR)).await;
     assert!(!v.to_string().contains("Hunter2"));
-    let _ = std::fs::remove_dir_all(&sops);
 }
 
 /// What the fake model endpoint answers.

@@ -1,6 +1,6 @@
-//! Durable audit append and verify throughput (DESIGN.md §6: ≥ 20k entries/s
-//! durable append, ≥ 200k entries/s verify). Prints figures; asserts
-//! nothing about time. Run with `cargo bench -p toolgate-store --bench audit`.
+//! Durable audit append and verify throughput (targets: ≥ 20k entries/s
+//! durable append, ≥ 200k entries/s verify; docs/performance.md). Prints figures; asserts
+//! nothing about time. Run with `cargo bench -p toolgate-store-sqlite --bench audit`.
 
 use serde_json::json;
 use std::time::Instant;
@@ -29,7 +29,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&root);
     println!("audit append (SQLite WAL) and verify, entries of ~500 bytes");
     println!(
-        "DESIGN.md §6 bars: append >= 20,000 entries/s durable (sync=full); verify >= 200,000 entries/s"
+        "targets (docs/performance.md): append >= 20,000 entries/s durable (sync=full); verify >= 200,000 entries/s"
     );
     for (sync, name) in [(SyncMode::Full, "full"), (SyncMode::Normal, "normal")] {
         for per_commit in [1usize, 10, 100, 1000] {

@@ -129,8 +129,9 @@ pub struct Shown {
 /// The fields of a decision's audit entry that decisions are looked up by
 /// (the filters of `GET /v1/decisions`). As index keys: what one decision
 /// entry holds (`None` where the entry has no string there). As a query:
-/// every field given must match exactly; `None` matches anything.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// every field given must match exactly; `None` matches anything (and, as
+/// the query parameters of `GET /v1/decisions`, deserializes from them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct DecisionFields {
     /// `allow`, `block` or `escalate` (`data.decision`).
     pub decision: Option<String>,

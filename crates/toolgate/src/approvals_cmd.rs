@@ -12,7 +12,7 @@ use toolgate_store::StoreError;
 
 /// What to do with approvals.
 #[derive(Debug, Subcommand)]
-pub enum ApprovalsCommand {
+pub(crate) enum ApprovalsCommand {
     /// List open approvals (pending or approved), newest first.
     List {
         /// Include consumed, denied and expired approvals.
@@ -78,7 +78,7 @@ pub enum ApprovalsCommand {
 
 /// Runs an approvals subcommand: exit 0 on success, 1 when refused or not
 /// found, 2 on bad usage or an unusable store.
-pub fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: ApprovalsCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -240,13 +240,12 @@ fn vote(
 }
 
 fn until(ms: i64, now: i64) -> String {
-    let d = (ms - now) / 1000;
-    if d <= 0 {
-        "now".to_string()
-    } else if d < 120 {
-        format!("in {d}s")
-    } else {
-        format!("in {}m", d / 60)
+    match u64::try_from((ms - now) / 1000) {
+        Ok(d) if d > 0 => format!(
+            "in {}",
+            toolgate_core::time::span(d, toolgate_core::time::SpanStyle::About)
+        ),
+        _ => "now".to_string(),
     }
 }
 

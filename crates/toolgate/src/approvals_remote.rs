@@ -12,7 +12,7 @@ use toolgate_gate::{ApprovalView, Clock, SystemClock};
 /// Runs an approvals subcommand against the daemon at `url`: exit 0 on
 /// success, 1 when refused or not found, 2 on bad usage or an unreachable
 /// daemon.
-pub fn run(cmd: ApprovalsCommand, url: &str) -> ExitCode {
+pub(crate) fn run(cmd: ApprovalsCommand, url: &str) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -11,7 +11,7 @@ use toolgate_store::StoreError;
 
 /// What to do with the audit log.
 #[derive(Debug, Subcommand)]
-pub enum AuditCommand {
+pub(crate) enum AuditCommand {
     /// Check the hash chain: exit 0 if intact, 1 naming the first bad
     /// sequence number.
     Verify {
@@ -47,7 +47,7 @@ pub enum AuditCommand {
 }
 
 /// Runs an audit subcommand.
-pub fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(code) => code,
         Err(e) => {

@@ -1,5 +1,5 @@
 //! `toolgate bypass start | approval | list | end`: emergency bypasses
-//! (seed 004), as the administrator or with an operator's own token.
+//! (docs/approvals.md), as the administrator or with an operator's own token.
 
 use crate::state::DataDirArgs;
 use anyhow::{Result, anyhow};
@@ -14,7 +14,7 @@ use toolgate_store::StoreError;
 
 /// What to do with bypasses.
 #[derive(Debug, Subcommand)]
-pub enum BypassCommand {
+pub(crate) enum BypassCommand {
     /// Lift layers (knowledge, risk, posture) for a while, for
     /// everyone, with a reason that goes into the audit log.
     Start {
@@ -60,7 +60,7 @@ pub enum BypassCommand {
 
 /// Runs a bypass subcommand: exit 0 on success, 1 when refused, 2 on bad
 /// usage or an unusable store.
-pub fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

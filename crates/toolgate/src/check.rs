@@ -32,7 +32,7 @@ const DEFAULT_POLICY_FOR_DECIDING: &str = include_str!(concat!(
 
 /// Arguments of `toolgate check`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Policy file (TOML); the built-in default policy when absent.
     #[arg(long, env = "TOOLGATE_POLICY")]
     policy: Option<PathBuf>,
@@ -81,7 +81,7 @@ impl CheckArgs {
             [one] => one.clone(),
             words => words
                 .iter()
-                .map(|w| toolgate_core::normalize::shell_quote(w))
+                .map(|w| toolgate_core::shell::quote(w))
                 .collect::<Vec<_>>()
                 .join(" "),
         };
@@ -111,12 +111,12 @@ fn own_home() -> String {
 
 /// The environment a daemon judges calls in: its own directory is not the
 /// agent's, so a call without `cwd` is judged as running somewhere unknown.
-pub fn daemon_env() -> Env {
+pub(crate) fn daemon_env() -> Env {
     Env::cwd_unknown(own_home())
 }
 
 /// The environment calls are judged in: `$HOME` and the current directory.
-pub fn base_env() -> Env {
+pub(crate) fn base_env() -> Env {
     let home = own_home();
     let cwd = std::env::current_dir()
         .map(|p| p.to_string_lossy().into_owned())
@@ -125,7 +125,7 @@ pub fn base_env() -> Env {
 }
 
 /// Reads and parses a policy file, running its `[[test]]` cases.
-pub fn load_policy_file(path: &Path) -> Result<Policy> {
+pub(crate) fn load_policy_file(path: &Path) -> Result<Policy> {
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "cannot read policy file {}: check the path and permissions",
@@ -176,7 +176,7 @@ pub fn load_policy_file(path: &Path) -> Result<Policy> {
 
 /// The engine for `policy`; with a scope profile, told the sandbox posture
 /// this process runs in (read only then: it costs a few file reads).
-pub fn engine_for(policy: Policy) -> Engine {
+pub(crate) fn engine_for(policy: Policy) -> Engine {
     let wants_posture = policy.profile().is_some();
     let engine = Engine::new(policy);
     if wants_posture {
@@ -186,7 +186,7 @@ pub fn engine_for(policy: Policy) -> Engine {
     }
 }
 
-pub fn load_engine(path: Option<&Path>) -> Result<Engine> {
+pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
     let Some(path) = path else {
         // The built-in default's [[test]] cases are run by the test suite
         // and CI (`toolgate policy test policies/default.toml`), not again by
@@ -302,7 +302,7 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
     }
 }
 
-pub fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
     let decider = match decider(&args, data) {
         Ok(d) => d,
         Err(e) => {

@@ -4,7 +4,7 @@
 //! `toolgate install codex`, checked by `toolgate doctor`. The rest of
 //! config.toml is kept as it was, comments and order included.
 
-use crate::install_cmd::{user_dir, write_text};
+use crate::settings_file::{user_dir, write_text};
 use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -13,13 +13,13 @@ use toolgate_core::hooks::codex_trust;
 
 /// The config.toml holding the trust entries: `$CODEX_HOME/config.toml`
 /// (default `~/.codex/config.toml`), whichever hooks.json they trust.
-pub fn config_path(spec: &Spec) -> Result<PathBuf> {
+pub(crate) fn config_path(spec: &Spec) -> Result<PathBuf> {
     Ok(user_dir(spec.install)?.join("config.toml"))
 }
 
 /// The trust entries toolgate's hooks in `settings` (the hooks.json at
 /// `hooks_path`) need: `(state key, trusted_hash)`.
-pub fn wanted(hooks_path: &Path, settings: &Value, spec: &Spec) -> Vec<(String, String)> {
+pub(crate) fn wanted(hooks_path: &Path, settings: &Value, spec: &Spec) -> Vec<(String, String)> {
     let path = hooks_path.to_string_lossy();
     spec.install
         .find(spec.name, settings)
@@ -29,7 +29,7 @@ pub fn wanted(hooks_path: &Path, settings: &Value, spec: &Spec) -> Vec<(String, 
 }
 
 /// The `trusted_hash` config.toml records for `key`, if any.
-pub fn recorded(doc: &toml_edit::DocumentMut, key: &str) -> Option<String> {
+pub(crate) fn recorded(doc: &toml_edit::DocumentMut, key: &str) -> Option<String> {
     doc.get("hooks")?
         .get("state")?
         .get(key)?
@@ -39,7 +39,7 @@ pub fn recorded(doc: &toml_edit::DocumentMut, key: &str) -> Option<String> {
 }
 
 /// Reads config.toml (empty when absent).
-pub fn read_config(path: &Path) -> Result<(Option<String>, toml_edit::DocumentMut)> {
+pub(crate) fn read_config(path: &Path) -> Result<(Option<String>, toml_edit::DocumentMut)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -60,7 +60,7 @@ pub fn read_config(path: &Path) -> Result<(Option<String>, toml_edit::DocumentMu
 
 /// Writes the trust entries for toolgate's hooks in `settings` (the
 /// hooks.json at `hooks_path`) into config.toml; says what it did.
-pub fn trust(hooks_path: &Path, settings: &Value, spec: &Spec) -> Result<String> {
+pub(crate) fn trust(hooks_path: &Path, settings: &Value, spec: &Spec) -> Result<String> {
     let config = config_path(spec)?;
     let wanted = wanted(hooks_path, settings, spec);
     if wanted.is_empty() {

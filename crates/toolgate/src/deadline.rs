@@ -26,7 +26,7 @@ static DEADLINE_ANSWER: OnceLock<Rendered> = OnceLock::new();
 
 /// An answer as bytes, ready for `write(2)`.
 #[derive(Debug)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     /// For standard error (may be empty).
     pub stderr: Vec<u8>,
     /// For standard output.
@@ -38,13 +38,13 @@ pub struct Rendered {
 /// Claims the right to answer: `true` for the first caller in the process,
 /// `false` for every later one (which must then neither print nor exit
 /// with an answer of its own).
-pub fn claim() -> bool {
+pub(crate) fn claim() -> bool {
     !CLAIMED.swap(true, Ordering::AcqRel)
 }
 
 /// After `after`, unless someone claimed the answer first, writes `answer`
 /// and exits with its status. Called once per process.
-pub fn arm(after: Duration, answer: Rendered) {
+pub(crate) fn arm(after: Duration, answer: Rendered) {
     if DEADLINE_ANSWER.set(answer).is_err() {
         // Armed already: the first deadline stands.
         return;
@@ -131,7 +131,7 @@ mod timer {
 
     /// Installs the `SIGALRM` handler and starts a one-shot real-time
     /// timer of `after`.
-    pub fn arm(after: Duration) -> std::io::Result<()> {
+    pub(super) fn arm(after: Duration) -> std::io::Result<()> {
         #[allow(unsafe_code)]
         // SAFETY: the sigaction struct is zeroed (a valid value for every
         // field: empty mask, no flags) and then filled in; the handler is

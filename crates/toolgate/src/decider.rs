@@ -20,7 +20,7 @@ use toolgate_gate::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
 use toolgate_store::Store;
 
 /// How long to wait for the daemon's answer to a plain check.
-pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
+pub(crate) const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
 /// How often an in-process wait looks at the approval.
 const POLL_EVERY: Duration = Duration::from_millis(200);
 /// The daemon refuses longer waits.
@@ -28,7 +28,7 @@ const MAX_WAIT: Duration = Duration::from_secs(600);
 
 /// Where decisions come from: the options every integration command shares.
 #[derive(Debug, Clone, Args)]
-pub struct DeciderArgs {
+pub(crate) struct DeciderArgs {
     /// Policy file for in-process decisions (ignored when a daemon decides).
     #[arg(long, env = "TOOLGATE_POLICY")]
     pub policy: Option<PathBuf>,
@@ -43,7 +43,7 @@ pub struct DeciderArgs {
 
 impl DeciderArgs {
     /// The decider these options describe (see [`Decider::new`]).
-    pub fn decider(&self, data: &DataDirArgs) -> Result<Decider> {
+    pub(crate) fn decider(&self, data: &DataDirArgs) -> Result<Decider> {
         Decider::new(
             self.policy.as_deref(),
             self.url.as_deref(),
@@ -54,7 +54,7 @@ impl DeciderArgs {
 }
 
 /// Decides tool calls, here or through the daemon.
-pub enum Decider {
+pub(crate) enum Decider {
     /// In this process, recording in the data dir like `toolgate check`.
     Local(Gate),
     /// `toolgate serve` at `url`, with an agent token.
@@ -69,7 +69,7 @@ pub enum Decider {
 impl Decider {
     /// Readies an in-process decider's store for the process to exit
     /// without closing it ([`toolgate_store::Store::prepare_exit`]).
-    pub fn prepare_exit(&self) {
+    pub(crate) fn prepare_exit(&self) {
         if let Decider::Local(gate) = self {
             gate.store().prepare_exit();
         }
@@ -77,7 +77,7 @@ impl Decider {
     /// The daemon when `url` is set (token from `token` or `agent.token`
     /// in the data dir), else an in-process gate with `policy` (or the
     /// built-in default) and the data dir's store.
-    pub fn new(
+    pub(crate) fn new(
         policy: Option<&Path>,
         url: Option<&str>,
         token: Option<&str>,
@@ -111,7 +111,7 @@ impl Decider {
     /// user (this process's `$HOME` and `$USER`, as the runtime started it)
     /// unless it names them: a daemon running as another user then still
     /// judges `~` and home rules as the agent's.
-    pub fn check(&self, call: &ToolCall) -> Result<Decision> {
+    pub(crate) fn check(&self, call: &ToolCall) -> Result<Decision> {
         let call = &with_agent_env(call);
         match self {
             Decider::Local(gate) => Ok(gate.check(call)?),
@@ -123,7 +123,7 @@ impl Decider {
     /// it, `wait` runs out or `cancel` is set: approved → the re-check
     /// consumes it (`allow`); denied → `block`; time out → a recorded
     /// `block` saying so. A set `cancel` returns the escalation as it was.
-    pub fn wait(
+    pub(crate) fn wait(
         &self,
         call: &ToolCall,
         escalated: Decision,
@@ -151,7 +151,7 @@ impl Decider {
 
 /// `call` with `home` and `user` filled from this process's environment
 /// where it names none (an absolute `$HOME`; `$USER`, else `$LOGNAME`).
-pub fn with_agent_env(call: &ToolCall) -> ToolCall {
+pub(crate) fn with_agent_env(call: &ToolCall) -> ToolCall {
     let mut call = call.clone();
     if call.home.is_none() {
         call.home = std::env::var("HOME").ok().filter(|h| h.starts_with('/'));
@@ -246,7 +246,7 @@ impl Drop for WaitMark<'_> {
 }
 
 /// The approval an escalation waits on.
-pub fn approval_id(d: &Decision) -> Option<ApprovalId> {
+pub(crate) fn approval_id(d: &Decision) -> Option<ApprovalId> {
     d.approval
         .as_ref()
         .and_then(|a| ApprovalId::parse(&a.id).ok())
@@ -255,7 +255,7 @@ pub fn approval_id(d: &Decision) -> Option<ApprovalId> {
 /// The relayed approval call (`toolgate_approve`), as an agent-side surface
 /// (an MCP client's user, a chat owner) sends it. The policy honours it only
 /// with `[approvals] relay = true`.
-pub fn relay_call(approval: &str, reason: &str, like: &ToolCall) -> ToolCall {
+pub(crate) fn relay_call(approval: &str, reason: &str, like: &ToolCall) -> ToolCall {
     let params = json!({"id": approval, "reason": reason});
     ToolCall {
         tool: "toolgate_approve".to_string(),
@@ -318,9 +318,13 @@ fn post_check(
 /// How often a long wait for the daemon looks at its cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(200);
 
-/// One HTTP/1.1 POST; the status and the body. The whole answer must come
-/// within `timeout`; a set `cancel` drops the connection (the daemon then
-/// stops waiting for that call) and fails.
+/// One HTTP/1.1 POST; the status and the body, read strictly by
+/// [`AnswerReader`] (any answer it cannot read exactly is an error, so the
+/// caller fails closed as for a daemon that is down). The whole answer
+/// must come within `timeout`; a set `cancel` drops the connection (the
+/// daemon then stops waiting for that call) and fails. The answer is taken
+/// as soon as its framing says it is complete, without waiting for the
+/// daemon to close the connection.
 fn http_post(
     url: &str,
     path: &str,
@@ -356,15 +360,15 @@ fn http_post(
         body.len()
     );
     s.write_all(request.as_bytes()).map_err(unreachable)?;
-    let mut raw = Vec::new();
+    let malformed = |e: String| anyhow!("the daemon at {url} sent a malformed answer: {e}");
+    let mut answer = AnswerReader::default();
     let mut chunk = [0u8; 16 * 1024];
     loop {
         match s.read(&mut chunk) {
-            Ok(0) => break,
+            Ok(0) => return Err(malformed(answer.ended())),
             Ok(n) => {
-                raw.extend_from_slice(&chunk[..n]);
-                if raw.len() > 4 << 20 {
-                    bail!("the daemon at {url} sent an answer over 4 MiB");
+                if let Some(done) = answer.push(&chunk[..n]).map_err(malformed)? {
+                    return Ok(done);
                 }
             }
             Err(e)
@@ -390,57 +394,202 @@ fn http_post(
             ));
         }
     }
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| anyhow!("the daemon at {url} sent a malformed answer"))?;
-    let status: u16 = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| anyhow!("the daemon at {url} sent a malformed status line"))?;
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)?
-    } else {
-        body.to_string()
-    };
-    Ok((status, body))
 }
 
-/// The body of a chunked HTTP/1.1 answer.
-fn dechunk(mut body: &str) -> Result<String> {
-    let mut out = String::new();
-    loop {
-        let (size, rest) = body
-            .split_once("\r\n")
-            .ok_or_else(|| anyhow!("malformed chunked answer"))?;
-        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| anyhow!("malformed chunk size {size:?}"))?;
-        if n == 0 {
-            return Ok(out);
+/// The most an answer may take, head and body.
+const MAX_ANSWER: usize = 4 << 20;
+
+/// Reads one HTTP/1.1 answer from bytes as they arrive, in pieces of any
+/// size. Everything is parsed on bytes; only the finished body is decoded,
+/// strictly, as UTF-8, so no piece boundary (even one inside a character)
+/// can change what is read. Anything it does not understand is an error,
+/// which the caller turns into the daemon-failure answer (fail closed):
+/// a status line that is not `HTTP/1.x NNN`, a header line without a name,
+/// no `Content-Length` and no chunked encoding (an answer cut short could
+/// not be told from a whole one), both, several disagreeing lengths, a
+/// transfer coding other than `chunked`, an answer that ends early, over
+/// [`MAX_ANSWER`] bytes, or a body that is not UTF-8. The answer ends where
+/// its framing says: whatever follows (in the same piece or later) is not
+/// part of it and is not read, so where the pieces split never matters.
+#[derive(Default)]
+struct AnswerReader {
+    raw: Vec<u8>,
+    head: Option<Head>,
+}
+
+/// The parsed head of an answer.
+struct Head {
+    status: u16,
+    /// Where the body starts in the raw bytes.
+    body_at: usize,
+    framing: Framing,
+}
+
+/// How the body's end is known.
+enum Framing {
+    Length(usize),
+    Chunked,
+}
+
+impl AnswerReader {
+    /// Takes the next bytes; `Some((status, body))` once the answer is
+    /// complete.
+    fn push(&mut self, bytes: &[u8]) -> Result<Option<(u16, String)>, String> {
+        self.raw.extend_from_slice(bytes);
+        if self.raw.len() > MAX_ANSWER {
+            return Err(format!("over {} MiB", MAX_ANSWER >> 20));
         }
-        let chunk = rest
-            .get(..n)
-            .ok_or_else(|| anyhow!("truncated chunked answer"))?;
-        out.push_str(chunk);
-        body = rest.get(n + 2..).unwrap_or("");
+        if self.head.is_none() {
+            let Some(end) = find(&self.raw, b"\r\n\r\n") else {
+                return Ok(None);
+            };
+            self.head = Some(parse_head(&self.raw[..end], end + 4)?);
+        }
+        let Some(head) = &self.head else {
+            return Ok(None);
+        };
+        let rest = &self.raw[head.body_at..];
+        let body = match head.framing {
+            Framing::Length(n) if rest.len() >= n => rest[..n].to_vec(),
+            Framing::Length(_) => return Ok(None),
+            Framing::Chunked => match dechunk(rest)? {
+                Some(body) => body,
+                None => return Ok(None),
+            },
+        };
+        let body = String::from_utf8(body).map_err(|_| "a body that is not UTF-8".to_string())?;
+        Ok(Some((head.status, body)))
+    }
+
+    /// Why an answer whose connection closed now is incomplete.
+    fn ended(&self) -> String {
+        match &self.head {
+            None if self.raw.is_empty() => "nothing".into(),
+            None => "a head cut short".into(),
+            Some(_) => "a body cut short".into(),
+        }
+    }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The status line and headers: `head` is the answer up to the CRLF CRLF
+/// ending them, exclusive.
+fn parse_head(head: &[u8], body_at: usize) -> Result<Head, String> {
+    let mut lines = Vec::new();
+    let mut rest = head;
+    while let Some(eol) = find(rest, b"\r\n") {
+        lines.push(&rest[..eol]);
+        rest = &rest[eol + 2..];
+    }
+    lines.push(rest);
+    // A bare CR or LF: lines a lenient parser could split differently.
+    if lines
+        .iter()
+        .any(|l| l.iter().any(|&b| b == b'\r' || b == b'\n'))
+    {
+        return Err("a line not ended by CRLF".into());
+    }
+    let mut lines = lines.into_iter();
+    let status_line = lines.next().ok_or("no status line")?;
+    let status = parse_status_line(status_line).ok_or("a malformed status line")?;
+    let (mut length, mut chunked) = (None, false);
+    for line in lines {
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or("a header line without a name")?;
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name.is_empty() || name.iter().any(|b| b.is_ascii_whitespace()) {
+            return Err("a header line without a name".into());
+        }
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let n = std::str::from_utf8(value)
+                .ok()
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse::<usize>().ok())
+                .ok_or("an unreadable Content-Length")?;
+            if length.is_some_and(|l| l != n) {
+                return Err("two different Content-Lengths".into());
+            }
+            length = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            if !value.eq_ignore_ascii_case(b"chunked") {
+                return Err("a transfer coding other than chunked".into());
+            }
+            chunked = true;
+        }
+    }
+    let framing = match (length, chunked) {
+        (Some(n), _) if n > MAX_ANSWER => return Err(format!("over {} MiB", MAX_ANSWER >> 20)),
+        (Some(_), true) => return Err("both Content-Length and chunked encoding".into()),
+        (Some(n), false) => Framing::Length(n),
+        (None, true) => Framing::Chunked,
+        // No body by definition.
+        (None, false) if matches!(status, 204 | 304) => Framing::Length(0),
+        (None, false) => return Err("no Content-Length".into()),
+    };
+    Ok(Head {
+        status,
+        body_at,
+        framing,
+    })
+}
+
+/// `HTTP/1.x NNN[ reason]` → NNN.
+fn parse_status_line(line: &[u8]) -> Option<u16> {
+    let rest = line.strip_prefix(b"HTTP/1.")?;
+    let (minor, rest) = rest.split_first()?;
+    let rest = rest.strip_prefix(b" ").filter(|_| minor.is_ascii_digit())?;
+    let (code, after) = rest.split_at_checked(3)?;
+    if !code.iter().all(u8::is_ascii_digit) || !(after.is_empty() || after[0] == b' ') {
+        return None;
+    }
+    std::str::from_utf8(code).ok()?.parse().ok()
+}
+
+/// The body of a chunked answer: `Some` once the last chunk and the
+/// trailers' blank line are in, `None` while more is needed.
+fn dechunk(mut rest: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = find(rest, b"\r\n") else {
+            return if rest.len() > 1024 {
+                Err("a chunk size line over 1 KiB".into())
+            } else {
+                Ok(None)
+            };
+        };
+        let line = &rest[..eol];
+        let size = line
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or(b"")
+            .trim_ascii();
+        let n = std::str::from_utf8(size)
+            .ok()
+            .filter(|s| !s.is_empty() && s.len() <= 8 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|s| usize::from_str_radix(s, 16).ok())
+            .ok_or("a malformed chunk size")?;
+        rest = &rest[eol + 2..];
+        if n == 0 {
+            // Trailers (ignored), then a blank line: the end.
+            let ended = rest.starts_with(b"\r\n") || find(rest, b"\r\n\r\n").is_some();
+            return Ok(ended.then_some(out));
+        }
+        if rest.len() < n + 2 {
+            return Ok(None);
+        }
+        if &rest[n..n + 2] != b"\r\n" {
+            return Err("a chunk longer than its size".into());
+        }
+        out.extend_from_slice(&rest[..n]);
+        rest = &rest[n + 2..];
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::dechunk;
-
-    #[test]
-    fn chunked_bodies_are_joined() {
-        assert_eq!(
-            dechunk("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n").unwrap(),
-            "hello world"
-        );
-        assert!(dechunk("zz\r\n").is_err());
-        assert!(dechunk("9\r\nshort").is_err());
-    }
-}
+mod tests;

@@ -28,7 +28,7 @@ use toolgate_core::hooks::{Runtime, Spec};
 
 /// Arguments of `toolgate doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Check one runtime only: claude-code, codex, gemini, cursor or
     /// openclaw. Then "not installed" is an error.
     #[arg(long, value_name = "NAME")]
@@ -71,7 +71,7 @@ impl Subject {
 /// Everything doctor reads besides files: the environment (as this process
 /// sees it: a runtime started with another one may see other files), the
 /// project, and where a few fixed files are.
-pub struct Ctx {
+pub(crate) struct Ctx {
     vars: HashMap<String, String>,
     /// The project directory, absolute with links resolved (what a runtime
     /// started there sees as its working directory).
@@ -122,7 +122,7 @@ impl Ctx {
 
     /// A context for unit tests: `project` and exactly `vars`.
     #[cfg(test)]
-    pub fn for_test(project: &Path, vars: &[(&str, &str)]) -> Ctx {
+    pub(crate) fn for_test(project: &Path, vars: &[(&str, &str)]) -> Ctx {
         Ctx {
             vars: vars
                 .iter()
@@ -136,7 +136,7 @@ impl Ctx {
     }
 
     /// An environment variable, when set and not empty.
-    pub fn var(&self, name: &str) -> Option<&str> {
+    pub(crate) fn var(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)
             .map(String::as_str)
@@ -144,13 +144,13 @@ impl Ctx {
     }
 
     /// `$HOME`.
-    pub fn home(&self) -> Option<PathBuf> {
+    pub(crate) fn home(&self) -> Option<PathBuf> {
         self.var("HOME").map(PathBuf::from)
     }
 
     /// Where `toolgate install <runtime>` writes for the user:
     /// `$<dir_env>`, else `$HOME/<dir>` (the rule of `install_cmd::user_dir`).
-    pub fn install_dir(&self, spec: &Spec) -> Option<PathBuf> {
+    pub(crate) fn install_dir(&self, spec: &Spec) -> Option<PathBuf> {
         let t = spec.install;
         match t.dir_env.and_then(|v| self.var(v)) {
             Some(d) => Some(PathBuf::from(d)),
@@ -160,7 +160,7 @@ impl Ctx {
 
     /// Where the runtime reads the user's settings: as `install_dir`,
     /// except that Gemini CLI takes its home from `$GEMINI_CLI_HOME` first.
-    pub fn user_dir(&self, spec: &Spec) -> Option<PathBuf> {
+    pub(crate) fn user_dir(&self, spec: &Spec) -> Option<PathBuf> {
         if spec.runtime == Runtime::Gemini
             && let Some(h) = self.var("GEMINI_CLI_HOME")
         {
@@ -171,7 +171,7 @@ impl Ctx {
 }
 
 /// Runs `toolgate doctor`.
-pub fn run(args: DoctorArgs) -> ExitCode {
+pub(crate) fn run(args: DoctorArgs) -> ExitCode {
     let subjects = match args.runtime.as_deref() {
         None => Subject::all(),
         Some(name) => match Subject::parse(name) {

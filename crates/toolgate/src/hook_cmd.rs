@@ -31,11 +31,11 @@ const MAX_INPUT: u64 = 1 << 20;
 const MARGIN: Duration = Duration::from_millis(1500);
 /// The runtime's timeout when `--timeout` is not given: what `toolgate
 /// install` writes without a hold.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Arguments of `toolgate hook`.
 #[derive(Debug, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The runtime whose protocol to speak: claude-code, codex, gemini or cursor.
     runtime: String,
     #[command(flatten)]
@@ -79,7 +79,7 @@ impl Answerer {
     }
 }
 
-pub fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
     let Some(runtime) = Runtime::parse(&args.runtime) else {
         eprintln!(
             "toolgate hook: unknown runtime {:?}: use {}",

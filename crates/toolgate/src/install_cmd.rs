@@ -7,6 +7,7 @@
 //! hook's trust entry is written too: Codex skips an untrusted hook without
 //! a word.
 
+use crate::settings_file::{user_dir, write_text};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
@@ -19,7 +20,7 @@ use toolgate_core::hooks::{Runtime, Spec};
 
 /// Arguments of `toolgate install`.
 #[derive(Debug, Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     /// The runtime to install into: claude-code, codex, gemini or cursor.
     runtime: String,
     /// The settings file to edit. Default: the runtime's user file
@@ -50,7 +51,7 @@ pub struct InstallArgs {
     timeout: Option<u64>,
 }
 
-pub fn run(args: InstallArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: InstallArgs, data: &DataDirArgs) -> ExitCode {
     match install(&args, data) {
         Ok(msg) => {
             println!("{msg}");
@@ -64,7 +65,7 @@ pub fn run(args: InstallArgs, data: &DataDirArgs) -> ExitCode {
 }
 
 /// The runtime named on the command line.
-pub fn runtime(name: &str) -> Result<Runtime> {
+pub(crate) fn runtime(name: &str) -> Result<Runtime> {
     Runtime::parse(name).ok_or_else(|| {
         anyhow!(
             "unknown runtime {:?}: use {} (OpenClaw: see integrations/openclaw; MCP: toolgate \
@@ -73,23 +74,6 @@ pub fn runtime(name: &str) -> Result<Runtime> {
             Runtime::names()
         )
     })
-}
-
-/// The runtime's user settings directory: `$<dir_env>` when set, else
-/// `$HOME/<dir>`.
-pub fn user_dir(t: &Target) -> Result<PathBuf> {
-    if let Some(dir) = t
-        .dir_env
-        .and_then(std::env::var_os)
-        .filter(|d| !d.is_empty())
-    {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .ok_or_else(|| anyhow!("$HOME is not set: pass --settings FILE"))?;
-    Ok(home.join(t.dir))
 }
 
 fn settings_path(t: &Target, args: &InstallArgs) -> Result<PathBuf> {
@@ -103,7 +87,7 @@ fn settings_path(t: &Target, args: &InstallArgs) -> Result<PathBuf> {
 
 /// `path` made absolute against the working directory (not resolved
 /// through links: the runtime names the file by the path it was given).
-pub fn absolute(path: &Path) -> Result<PathBuf> {
+pub(crate) fn absolute(path: &Path) -> Result<PathBuf> {
     if path.is_absolute() {
         return Ok(path.to_path_buf());
     }
@@ -198,7 +182,7 @@ fn http_entry(url: &str, timeout: Duration) -> Result<Value> {
 }
 
 /// Reads a JSON settings file: `None` when absent or blank.
-pub fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
+pub(crate) fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) if t.trim().is_empty() => return Ok(None),
         Ok(t) => t,
@@ -308,7 +292,7 @@ fn next_steps(spec: &Spec, args: &InstallArgs, path: &Path) -> String {
 
 /// Arguments of `toolgate uninstall`.
 #[derive(Debug, Args)]
-pub struct UninstallArgs {
+pub(crate) struct UninstallArgs {
     /// The runtime to remove toolgate from: claude-code, codex, gemini or
     /// cursor.
     runtime: String,
@@ -323,7 +307,7 @@ pub struct UninstallArgs {
 
 /// `toolgate uninstall <runtime>`: removes toolgate's hook entries and
 /// nothing else; the file before is kept as a backup.
-pub fn run_uninstall(args: UninstallArgs) -> ExitCode {
+pub(crate) fn run_uninstall(args: UninstallArgs) -> ExitCode {
     let result = (|| -> Result<String> {
         let runtime = runtime(&args.runtime)?;
         let spec = runtime.spec();
@@ -372,44 +356,6 @@ pub fn run_uninstall(args: UninstallArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// Where the previous settings are kept: the same name plus `.bak`, or,
-/// when that is taken, `.bak.1`, `.bak.2`, …: an earlier backup (perhaps
-/// the file as it was before toolgate ever touched it) is never replaced.
-pub fn backup(path: &Path) -> PathBuf {
-    let name = path.file_name().unwrap_or_default().to_os_string();
-    let mut first = name.clone();
-    first.push(".bak");
-    let mut candidate = path.with_file_name(&first);
-    let mut n = 1u32;
-    while candidate.exists() {
-        let mut next = first.clone();
-        next.push(format!(".{n}"));
-        candidate = path.with_file_name(next);
-        n += 1;
-    }
-    candidate
-}
-
-/// Writes a file atomically (a temp file renamed over it), keeping the old
-/// text as a backup that replaces no earlier one; returns the backup's path.
-pub fn write_text(path: &Path, text: &str, before: Option<&str>) -> Result<Option<PathBuf>> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let mut kept = None;
-    if let Some(old) = before {
-        let bak = backup(path);
-        std::fs::write(&bak, old).with_context(|| format!("cannot write {}", bak.display()))?;
-        kept = Some(bak);
-    }
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".toolgate-tmp");
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(kept)
 }
 
 fn write(path: &Path, settings: &Value, before: Option<&str>) -> Result<Option<PathBuf>> {

@@ -26,7 +26,7 @@ macro_rules! say {
 
 /// `toolgate knowledge` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum KnowledgeCommand {
+pub(crate) enum KnowledgeCommand {
     /// Acknowledge the knowledge shown under ID (from a TOOLGATE_ACK line):
     /// calls it covers, in the session it was shown to, run for the cooldown.
     Ack {
@@ -59,7 +59,7 @@ pub enum KnowledgeCommand {
 
 /// Runs a knowledge subcommand: exit 0 done, 1 refused (unknown or expired
 /// id), 2 bad input or failure.
-pub fn run(cmd: KnowledgeCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: KnowledgeCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -20,6 +20,7 @@ mod operators_cmd;
 mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
+mod settings_file;
 mod state;
 mod store_cmd;
 mod ui_cmd;

@@ -13,7 +13,7 @@ use toolgate_gate::{Clock, SystemClock};
 
 /// What to do with memories.
 #[derive(Debug, Subcommand)]
-pub enum MemoryCommand {
+pub(crate) enum MemoryCommand {
     /// Record one memory; prints its id.
     Add {
         /// The lesson, e.g. "pg_dump on billing locks it for minutes".
@@ -107,7 +107,7 @@ impl std::error::Error for NotFound {}
 
 /// Runs a memory subcommand: exit 0 on success, 2 on bad input (nothing
 /// changed), 1 on any other failure.
-pub fn run(cmd: MemoryCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: MemoryCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

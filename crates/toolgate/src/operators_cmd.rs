@@ -11,7 +11,7 @@ use toolgate_store::{Operator, Store, StoreError};
 
 /// What to do with operators.
 #[derive(Debug, Subcommand)]
-pub enum OperatorsCommand {
+pub(crate) enum OperatorsCommand {
     /// Add a person who may vote, and print their token (shown only now).
     Add {
         /// Their name (what votes are recorded under), e.g. alice.
@@ -62,7 +62,7 @@ pub enum OperatorsCommand {
 
 /// Runs an operators subcommand: exit 0 on success, 1 when refused, 2 on
 /// an unusable store.
-pub fn run(cmd: OperatorsCommand, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(cmd: OperatorsCommand, data: &DataDirArgs) -> ExitCode {
     match run_inner(cmd, data) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -190,7 +190,7 @@ fn print_token(op: &Operator, token: &str, json: bool, what: &str) -> Result<()>
 /// administrator for the daemon's shared operator token or for no token
 /// (whoever can write the data directory is the administrator); an error
 /// for any other token, or an `as_` that names someone else.
-pub fn voter(
+pub(crate) fn voter(
     store: &dyn Store,
     data: &DataDirArgs,
     token: Option<&str>,

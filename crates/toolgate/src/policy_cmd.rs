@@ -11,7 +11,7 @@ const DEFAULT_POLICY_TEXT: &str = include_str!("../../../policies/default.toml")
 
 /// Policy subcommands.
 #[derive(Debug, Subcommand)]
-pub enum PolicyCommand {
+pub(crate) enum PolicyCommand {
     /// Check that a policy file parses and its [[test]] cases pass.
     Check {
         /// The policy file (TOML).
@@ -37,7 +37,7 @@ pub enum PolicyCommand {
     },
 }
 
-pub fn run(cmd: PolicyCommand) -> ExitCode {
+pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
     let (file, verbose) = match &cmd {
         PolicyCommand::Check { file } => (file, false),
         PolicyCommand::Test { file } => (file, true),

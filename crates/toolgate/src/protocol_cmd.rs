@@ -1,5 +1,5 @@
-//! `toolgate protocol`: the rules text for the agent's prompt (seed 002's
-//! protocol layer), the same text the daemon serves at `/v1/protocol`.
+//! `toolgate protocol`: the rules text for the agent's prompt (a scope
+//! profile's protocol layer), the same text the daemon serves at `/v1/protocol`.
 
 use crate::check::load_engine;
 use clap::Args;
@@ -9,14 +9,14 @@ use std::process::ExitCode;
 
 /// Options of `toolgate protocol`.
 #[derive(Debug, Args)]
-pub struct ProtocolArgs {
+pub(crate) struct ProtocolArgs {
     /// Policy file (default: the built-in policy).
     #[arg(long, value_name = "FILE", env = "TOOLGATE_POLICY")]
     policy: Option<PathBuf>,
 }
 
 /// Prints the protocol text; exit 2 when the policy cannot be loaded.
-pub fn run(args: ProtocolArgs) -> ExitCode {
+pub(crate) fn run(args: ProtocolArgs) -> ExitCode {
     match load_engine(args.policy.as_deref()) {
         Ok(engine) => {
             let text = toolgate_core::protocol::protocol_text(engine.policy());

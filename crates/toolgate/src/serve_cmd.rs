@@ -14,7 +14,7 @@ use crate::state::DataDirArgs;
 
 /// Arguments of `toolgate serve`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Policy file (TOML), reloaded when it changes or on SIGHUP; the
     /// built-in default policy when absent.
     #[arg(long, env = "TOOLGATE_POLICY")]
@@ -25,7 +25,7 @@ pub struct ServeArgs {
     listen: SocketAddr,
 }
 
-pub fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
     init_logs();
     match serve(args, data) {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,7 +9,7 @@ use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
 /// The global `--data-dir` and `--store` options.
 #[derive(Debug, Clone, Args)]
-pub struct DataDirArgs {
+pub(crate) struct DataDirArgs {
     /// Directory for the daemon's tokens and keys, and for approvals and the
     /// audit log unless `--store` names another place. Default:
     /// $XDG_STATE_HOME/toolgate, or ~/.local/state/toolgate.
@@ -24,7 +24,7 @@ pub struct DataDirArgs {
 
 /// A store named by `--store`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreSpec {
+pub(crate) enum StoreSpec {
     /// SQLite in this directory.
     Sqlite(PathBuf),
     /// A PostgreSQL database (the URL as given).
@@ -35,7 +35,7 @@ impl StoreSpec {
     /// Reads `sqlite:DIR` or `postgres://…` (`postgresql://` too; a URL's
     /// options such as `?options=-csearch_path%3Dteam` are the engine's); the
     /// error says what is accepted.
-    pub fn parse(text: &str) -> Result<StoreSpec> {
+    pub(crate) fn parse(text: &str) -> Result<StoreSpec> {
         let t = text.trim();
         if let Some(dir) = t.strip_prefix("sqlite:") {
             let dir = dir.strip_prefix("//").unwrap_or(dir);
@@ -59,7 +59,7 @@ impl StoreSpec {
 impl StoreSpec {
     /// Opens the store (creating an SQLite one, or the tables of a
     /// PostgreSQL one, when there is none yet).
-    pub fn open(&self) -> Result<Arc<dyn Store>> {
+    pub(crate) fn open(&self) -> Result<Arc<dyn Store>> {
         match self {
             StoreSpec::Sqlite(dir) => open_store(dir),
             StoreSpec::Postgres(url) => open_postgres(url),
@@ -67,7 +67,7 @@ impl StoreSpec {
     }
 
     /// The store as given, any password masked: for messages.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             StoreSpec::Sqlite(dir) => format!("sqlite:{}", dir.display()),
             StoreSpec::Postgres(url) => redact_password(url),
@@ -92,7 +92,7 @@ fn redact_password(text: &str) -> String {
 
 impl DataDirArgs {
     /// The directory to use, and whether the user chose it.
-    pub fn resolve(&self) -> (PathBuf, bool) {
+    pub(crate) fn resolve(&self) -> (PathBuf, bool) {
         match &self.data_dir {
             Some(d) => (d.clone(), true),
             None => (default_data_dir(), false),
@@ -100,7 +100,7 @@ impl DataDirArgs {
     }
 
     /// Opens the store `--store` names, else SQLite in the data directory.
-    pub fn open(&self) -> Result<Arc<dyn Store>> {
+    pub(crate) fn open(&self) -> Result<Arc<dyn Store>> {
         match self.store.as_deref().map(StoreSpec::parse).transpose()? {
             Some(spec) => spec.open(),
             None => open_store(&self.resolve().0),
@@ -109,7 +109,7 @@ impl DataDirArgs {
 }
 
 /// `$XDG_STATE_HOME/toolgate`, else `$HOME/.local/state/toolgate`.
-pub fn default_data_dir() -> PathBuf {
+pub(crate) fn default_data_dir() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
         let x = PathBuf::from(x);
         if x.is_absolute() {
@@ -125,7 +125,7 @@ pub fn default_data_dir() -> PathBuf {
 
 /// Opens the SQLite store in `dir`. `TOOLGATE_SYNC=normal` trades the last
 /// commits on power loss for speed (a killed process still loses nothing).
-pub fn open_store(dir: &std::path::Path) -> Result<Arc<dyn Store>> {
+pub(crate) fn open_store(dir: &std::path::Path) -> Result<Arc<dyn Store>> {
     let sync = match std::env::var("TOOLGATE_SYNC").as_deref() {
         Ok("normal") => SyncMode::Normal,
         _ => SyncMode::Full,
@@ -144,7 +144,7 @@ fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
 
 /// Creates `dir` (and its parents) if missing, the directory itself
 /// readable by this user alone: it holds the daemon's tokens and keys.
-pub fn ensure_private_dir(dir: &std::path::Path) -> Result<()> {
+pub(crate) fn ensure_private_dir(dir: &std::path::Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
         return Ok(());
@@ -162,13 +162,13 @@ pub fn ensure_private_dir(dir: &std::path::Path) -> Result<()> {
 }
 
 /// The OS user id of this process, when it can be read.
-pub fn os_uid() -> Option<u32> {
+pub(crate) fn os_uid() -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").map(|m| m.uid()).ok()
 }
 
 /// The approver identity when `--as` is not given: the OS user.
-pub fn os_user() -> String {
+pub(crate) fn os_user() -> String {
     for var in ["USER", "LOGNAME", "USERNAME"] {
         if let Ok(u) = std::env::var(var)
             && !u.trim().is_empty()

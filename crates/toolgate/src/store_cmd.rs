@@ -11,7 +11,7 @@ use toolgate_gate::{Copied, SystemClock, copy_store, verify};
 
 /// What to do with whole stores.
 #[derive(Debug, Subcommand)]
-pub enum StoreCommand {
+pub(crate) enum StoreCommand {
     /// Copy everything one store keeps (approvals and votes,
     /// acknowledgements, memories, operators, bypasses, the audit chain
     /// verbatim) into another, empty one, then verify the chain there; the
@@ -33,7 +33,7 @@ pub enum StoreCommand {
 
 /// Runs a store subcommand: exit 0 when copied and verified, 1 when the
 /// copy did not verify, 2 when it could not be made (nothing written).
-pub fn run(cmd: StoreCommand) -> ExitCode {
+pub(crate) fn run(cmd: StoreCommand) -> ExitCode {
     match run_inner(cmd) {
         Ok(code) => code,
         Err(e) => {

@@ -11,7 +11,7 @@ use crate::state::DataDirArgs;
 
 /// Arguments of `toolgate ui`.
 #[derive(Debug, Args)]
-pub struct UiArgs {
+pub(crate) struct UiArgs {
     /// The daemon's address.
     #[arg(long, env = "TOOLGATE_URL", default_value = "http://127.0.0.1:7878")]
     url: String,
@@ -27,7 +27,7 @@ pub struct UiArgs {
 
 /// Asks the daemon for a sign-in link and prints it on stdout: exit 0, or
 /// 2 with the reason on stderr.
-pub fn run(args: UiArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: UiArgs, data: &DataDirArgs) -> ExitCode {
     match link(&args, data) {
         Ok((url, who, until)) => {
             println!("{url}");

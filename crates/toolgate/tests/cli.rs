@@ -2,21 +2,46 @@
 //! binary, stdin in, stdout and exit status out.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A data directory of its own for each run, so tests never share state
-/// (or write into the real one).
-fn fresh_data_dir() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "toolgate-cli-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// (or write into the real one): `data` in a fresh temporary directory,
+/// not made yet (toolgate makes it), removed with that directory when the
+/// guard drops. Derefs to the data directory's path.
+struct DataDir {
+    path: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl std::ops::Deref for DataDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for DataDir {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for DataDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+fn fresh_data_dir() -> DataDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("toolgate-cli-test-")
+        .tempdir()
+        .unwrap();
+    DataDir {
+        path: tmp.path().join("data"),
+        _tmp: tmp,
+    }
 }
 
 fn toolgate(args: &[&str], stdin: &str) -> Output {
@@ -229,7 +254,6 @@ fn approve_from_the_cli_then_the_retry_runs_once() {
         .collect();
     assert!(lines.iter().any(|l| l["kind"] == "approval.consumed"));
     assert_eq!(lines[0]["prev"], "0".repeat(64));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Changes the database behind toolgate's back.
@@ -258,7 +282,6 @@ fn audit_verify_names_the_tampered_entry() {
     assert_eq!(v.status.code(), Some(1));
     let err = String::from_utf8_lossy(&v.stderr);
     assert!(err.contains("seq 3"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -301,7 +324,6 @@ fn a_head_kept_elsewhere_catches_a_cut_and_reheaded_chain() {
             .code(),
         Some(2)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -353,7 +375,6 @@ fn a_misspelled_or_missing_params_is_refused_and_nothing_is_recorded() {
         !listed.contains("Bash"),
         "an approval was created: {listed}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -446,8 +467,11 @@ fn policy_commands_check_and_test_the_shipped_presets() {
 
 #[test]
 fn a_bad_policy_names_line_and_column() {
-    let dir = std::env::temp_dir().join(format!("toolgate-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("toolgate-cli-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path();
     let file = dir.join("bad.toml");
     std::fs::write(&file, "[rules]\ndeny = [\"exec(rm -rf /\"]\n").expect("write policy");
     let out = toolgate(&["policy", "check", file.to_str().expect("utf-8 path")], "");
@@ -471,7 +495,6 @@ fn a_bad_policy_names_line_and_column() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -495,7 +518,7 @@ fn protocol_prints_the_agent_rules_within_the_length_bound() {
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
-    // Seed 002 bounds the protocol text at 500 tokens; ~4 characters a token.
+    // The protocol text stays under 500 tokens; ~4 characters a token.
     assert!(text.split_whitespace().count() < 400, "{text}");
     let bad = toolgate(&["protocol", "--policy", "/nonexistent/policy.toml"], "");
     assert_eq!(bad.status.code(), Some(2));
@@ -504,8 +527,11 @@ fn protocol_prints_the_agent_rules_within_the_length_bound() {
 
 #[test]
 fn a_scope_profile_is_loaded_explained_and_its_mistakes_located() {
-    let dir = std::env::temp_dir().join(format!("toolgate-cli-profile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("toolgate-cli-profile-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path();
     let policy = dir.join("p.toml");
     std::fs::write(&policy, "profile = \"scope.profile.md\"\n").unwrap();
     let policy = policy.to_str().unwrap();
@@ -553,7 +579,6 @@ fn a_scope_profile_is_loaded_explained_and_its_mistakes_located() {
         "{text}"
     );
     assert!(text.split_whitespace().count() < 400, "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `toolgate check -- CMD`: a person's way in. Piped, the answer is the
@@ -636,7 +661,6 @@ fn policy_init_show_and_unknown_tool_warnings() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "only the unknown tool: {err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `audit tail -f` prints entries another process appends after it started.
@@ -681,7 +705,6 @@ fn audit_tail_follows_entries_from_other_processes() {
         !seen.iter().any(|l| l.contains("\"command\":\"ls\"")),
         "-n 0 printed an old entry: {seen:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An approval can be named by a unique start of its id (4 hex digits or
@@ -723,7 +746,6 @@ fn approvals_take_a_unique_start_of_the_id() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `check --dry-run` answers as the data directory would now, with
@@ -775,7 +797,6 @@ fn a_dry_run_is_faithful_and_keeps_nothing() {
         json(&toolgate_in(&dir, &["check"], call))["decision"],
         "allow"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A reader that goes away (`toolgate policy show --builtin | head -1`)
@@ -823,7 +844,6 @@ fn approvals_show_an_agents_escape_sequences_as_text() {
         );
         assert!(text.contains("\\u{1b}[2K"), "{args:?}: {text}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `approvals show` lists every finding of a compound call, not only the
@@ -850,5 +870,4 @@ fn approvals_show_lists_every_finding() {
         findings[1].contains("R3 exec: `systemctl restart web`"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,4 +1,5 @@
-//! Nothing acknowledged is lost when the process dies (DESIGN.md §4).
+//! Nothing acknowledged is lost when the process dies: approvals,
+//! acknowledgements and audit entries survive a `kill -9` at any moment.
 //!
 //! A `toolgate check --jsonl` process decides calls, creates approvals,
 //! takes relayed votes and consumes approvals, while a timer kills it with
@@ -10,7 +11,7 @@
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -151,11 +152,13 @@ fn record_decision(d: &Value, acked: &mut Acked) {
     acked.decisions.insert(seq, verdict);
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgate-crash-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A fresh directory, removed with everything in it when the guard drops
+/// (a failed run is replayed from its printed seed, not from its files).
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("toolgate-crash-")
+        .tempdir()
+        .expect("temp dir")
 }
 
 #[test]
@@ -171,7 +174,8 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         });
     println!("crash test seed {seed} (replay with TOOLGATE_CRASH_SEED={seed})");
     let mut rng = Rng(seed);
-    let root = temp_dir();
+    let root_tmp = temp_dir();
+    let root = root_tmp.path();
     let dir = root.join("state");
     let policy = root.join("relay.toml");
     std::fs::write(&policy, "[approvals]\nrelay = true\n").expect("policy");
@@ -255,5 +259,4 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         acked.decisions.len(),
         acked.approvals.len()
     );
-    let _ = std::fs::remove_dir_all(&root);
 }

@@ -13,12 +13,17 @@ struct Env {
     root: PathBuf,
     home: PathBuf,
     project: PathBuf,
+    /// Removes `root` (the home and the project in it) when the test ends.
+    _tmp: tempfile::TempDir,
 }
 
 impl Env {
     fn new(tag: &str) -> Env {
-        let root = std::env::temp_dir().join(format!("tg-doctor-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("tg-doctor-{tag}-"))
+            .tempdir()
+            .unwrap();
+        let root = tmp.path().to_path_buf();
         let home = root.join("home");
         let project = root.join("project");
         std::fs::create_dir_all(&home).unwrap();
@@ -28,6 +33,7 @@ impl Env {
             root,
             home,
             project,
+            _tmp: tmp,
         }
     }
 
@@ -83,12 +89,6 @@ impl Env {
             &self.home.join(".gemini/trustedFolders.json"),
             &json!({ (self.project.display().to_string()): "TRUST_FOLDER" }),
         );
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 

@@ -8,17 +8,17 @@ mod common;
 
 use serde_json::{Value, json};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "tg-hook-{tag}-{}-{:?}",
-        std::process::id(),
-        std::time::SystemTime::now()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the returned
+/// guard drops (declare it before anything that uses the directory, such
+/// as a daemon, so that it is dropped after them).
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tg-hook-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn hook(runtime: &str, data: &Path, env: &[(&str, &str)], input: &str) -> (i32, Value) {
@@ -62,25 +62,26 @@ fn permission(v: &Value) -> &str {
 
 #[test]
 fn claude_code_hook_decides_in_process() {
-    let data = temp_dir("inproc");
+    let data_tmp = temp_dir("inproc");
+    let data = data_tmp.path();
     // Allowed: no decision, so Claude's own permission rules still apply;
     // with `[hooks] allow_is_final` an allow.
     assert_eq!(
-        permission(&hook("claude-code", &data, &[], &claude("ls -la")).1),
+        permission(&hook("claude-code", data, &[], &claude("ls -la")).1),
         "none"
     );
     let policy = data.with_extension("final.toml");
     std::fs::write(&policy, "[hooks]\nallow_is_final = true\n").unwrap();
     let policy_env = [("TOOLGATE_POLICY", policy.to_str().unwrap())];
     assert_eq!(
-        permission(&hook("claude-code", &data, &policy_env, &claude("ls -la")).1),
+        permission(&hook("claude-code", data, &policy_env, &claude("ls -la")).1),
         "allow"
     );
-    let (code, v) = hook("claude-code", &data, &[], &claude("rm -rf /"));
+    let (code, v) = hook("claude-code", data, &[], &claude("rm -rf /"));
     assert_eq!((code, permission(&v)), (0, "deny"));
     // An escalation is a denial naming the approval, whatever the mode:
     // Claude's `ask` runs the call in bypassPermissions.
-    let (_, v) = hook("claude-code", &data, &[], &claude("git push origin main"));
+    let (_, v) = hook("claude-code", data, &[], &claude("git push origin main"));
     assert_eq!(permission(&v), "deny");
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
@@ -90,32 +91,33 @@ fn claude_code_hook_decides_in_process() {
     // Events toolgate does not judge get an empty answer.
     let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}});
     assert_eq!(
-        hook("claude-code", &data, &[], &post.to_string()).1,
+        hook("claude-code", data, &[], &post.to_string()).1,
         json!({})
     );
 }
 
 #[test]
 fn every_failure_is_a_denial() {
-    let data = temp_dir("fail");
+    let data_tmp = temp_dir("fail");
+    let data = data_tmp.path();
     for input in [
         "not json",
         "{}",
         r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}"#,
     ] {
-        let (code, v) = hook("claude-code", &data, &[], input);
+        let (code, v) = hook("claude-code", data, &[], input);
         assert_eq!((code, permission(&v)), (0, "deny"), "{input}: {v}");
     }
     let unreachable = [
         ("TOOLGATE_URL", "http://127.0.0.1:9"),
         ("TOOLGATE_AGENT_TOKEN", "x"),
     ];
-    let (code, v) = hook("claude-code", &data, &unreachable, &claude("ls"));
+    let (code, v) = hook("claude-code", data, &unreachable, &claude("ls"));
     assert_eq!((code, permission(&v)), (0, "deny"));
     assert!(v.to_string().contains("did not answer"), "{v}");
     let (_, v) = hook(
         "gemini",
-        &data,
+        data,
         &unreachable,
         &json!({"hook_event_name": "BeforeTool",
         "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
@@ -124,28 +126,124 @@ fn every_failure_is_a_denial() {
     assert_eq!(v["decision"], "deny", "{v}");
 }
 
+/// A daemon on 127.0.0.1 that answers each connection with the next of
+/// `answers` (written a few bytes at a time) and closes it; its URL.
+fn fake_daemon(answers: Vec<Vec<u8>>) -> String {
+    use std::io::Read;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for answer in answers {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            for piece in answer.chunks(3) {
+                if s.write_all(piece).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    url
+}
+
+#[test]
+fn every_bad_daemon_answer_is_a_denial() {
+    let data_tmp = temp_dir("bad-daemon");
+    let data = data_tmp.path();
+    // A whole, valid allow (the control: the hook passes it on), and the
+    // same answer spoiled in each way a daemon (or something posing as
+    // one) could spoil it.
+    let allow = r#"{"decision":"allow","risk":"R0","score":1,"layer":"policy","reason":"allowed: ok","elapsed_us":0}"#;
+    let with_length = |status: &str, body: &[u8]| {
+        [
+            format!(
+                "HTTP/1.1 {status}\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+            body,
+        ]
+        .concat()
+    };
+    let answers: Vec<(&str, Vec<u8>)> = vec![
+        ("closed without an answer", Vec::new()),
+        (
+            "short body",
+            with_length("200 OK", allow.as_bytes())[..60].to_vec(),
+        ),
+        ("bad status", with_length("500 Oops", allow.as_bytes())),
+        (
+            "bad status line",
+            b"HTTP/1.1 2xx\r\ncontent-length: 0\r\n\r\n".to_vec(),
+        ),
+        ("bad JSON", with_length("200 OK", b"{\"decision\":")),
+        (
+            // Read lossily, this was an allow ("o\u{fffd}").
+            "bad UTF-8",
+            with_length(
+                "200 OK",
+                &allow
+                    .replace("ok", "o\u{1}")
+                    .bytes()
+                    .map(|b| if b == 1 { 0xff } else { b })
+                    .collect::<Vec<u8>>(),
+            ),
+        ),
+        (
+            "no length",
+            [b"HTTP/1.1 200 OK\r\n\r\n".as_slice(), allow.as_bytes()].concat(),
+        ),
+    ];
+    let control = with_length("200 OK", allow.as_bytes());
+    let url = fake_daemon(
+        std::iter::once(control)
+            .chain(answers.iter().map(|(_, a)| a.clone()))
+            .collect(),
+    );
+    let env = [
+        ("TOOLGATE_URL", url.as_str()),
+        ("TOOLGATE_AGENT_TOKEN", "x"),
+    ];
+    let (code, v) = hook("claude-code", data, &env, &claude("ls"));
+    assert_eq!((code, permission(&v)), (0, "none"), "the control: {v}");
+    for (what, _) in &answers {
+        let (code, v) = hook("claude-code", data, &env, &claude("ls"));
+        assert_eq!((code, permission(&v)), (0, "deny"), "{what}: {v}");
+        assert!(v.to_string().contains("daemon"), "{what}: {v}");
+    }
+}
+
 #[test]
 fn other_runtimes_answer_in_their_own_format() {
-    let data = temp_dir("rt");
+    let data_tmp = temp_dir("rt");
+    let data = data_tmp.path();
     let gemini = json!({"session_id": "s", "cwd": "/tmp", "hook_event_name": "BeforeTool",
                         "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}});
     assert_eq!(
-        hook("gemini", &data, &[], &gemini.to_string()).1["decision"],
+        hook("gemini", data, &[], &gemini.to_string()).1["decision"],
         "deny"
     );
     let cursor = json!({"hook_event_name": "beforeShellExecution", "command": "rm -rf /",
                         "cwd": "/tmp", "workspace_roots": ["/tmp"]});
     assert_eq!(
-        hook("cursor", &data, &[], &cursor.to_string()).1["permission"],
+        hook("cursor", data, &[], &cursor.to_string()).1["permission"],
         "deny"
     );
-    let (_, v) = hook("codex", &data, &[], &claude("rm -rf /"));
+    let (_, v) = hook("codex", data, &[], &claude("rm -rf /"));
     assert_eq!(permission(&v), "deny");
 }
 
 #[test]
 fn the_daemon_path_gives_the_same_answers() {
-    let dir = temp_dir("daemon");
+    let dir_tmp = temp_dir("daemon");
+    let dir = dir_tmp.path();
     let agent = "agent-token-hook-test-0123456789";
     let data = dir.join("daemon");
     let daemon = common::spawn(
@@ -193,7 +291,8 @@ fn the_daemon_path_gives_the_same_answers() {
 
 #[test]
 fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
-    let dir = temp_dir("install");
+    let dir_tmp = temp_dir("install");
+    let dir = dir_tmp.path();
     let settings = dir.join("settings.json");
     std::fs::write(&settings, r#"{"model": "opus", "hooks": {"Stop": []}}"#).unwrap();
     let run = || {
@@ -232,7 +331,8 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
 /// replaces an earlier one; `uninstall` restores the file's settings.
 #[test]
 fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores() {
-    let dir = temp_dir("install2");
+    let dir_tmp = temp_dir("install2");
+    let dir = dir_tmp.path();
     let project = dir.join("proj");
     std::fs::create_dir_all(project.join(".claude")).unwrap();
     let settings = project.join(".claude/settings.json");

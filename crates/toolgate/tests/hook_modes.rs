@@ -8,21 +8,18 @@
 use serde_json::{Value, json};
 use std::io::Write;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "tg-modes-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the returned
+/// guard drops (declare it before anything that uses the directory, such
+/// as a daemon, so that it is dropped after them).
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tg-modes-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// `toolgate ARGS` with stdin, the toolgate environment cleared, `env` set.
@@ -79,7 +76,8 @@ const ESCALATED: &str = "git push origin main";
 
 #[test]
 fn an_escalation_is_denied_in_every_mode_unless_a_person_may_answer() {
-    let dir = temp_dir("modes");
+    let dir_tmp = temp_dir("modes");
+    let dir = dir_tmp.path();
     let data = dir.join("data");
     let data = data.to_str().unwrap();
     let asking = dir.join("asking.toml");
@@ -127,7 +125,8 @@ fn an_escalation_is_denied_in_every_mode_unless_a_person_may_answer() {
 
 #[test]
 fn hold_waits_for_the_approval_and_then_allows() {
-    let dir = temp_dir("hold");
+    let dir_tmp = temp_dir("hold");
+    let dir = dir_tmp.path();
     let data = dir.join("data");
     let policy = dir.join("hold.toml");
     std::fs::write(&policy, "[hooks]\nhold = \"30s\"\n").unwrap();
@@ -245,7 +244,8 @@ fn wait_for_pending(data: &Path) -> String {
 
 #[test]
 fn a_hold_that_runs_out_is_a_denial() {
-    let dir = temp_dir("holdout");
+    let dir_tmp = temp_dir("holdout");
+    let dir = dir_tmp.path();
     let policy = dir.join("hold.toml");
     std::fs::write(&policy, "[hooks]\nhold = \"1s\"\n").unwrap();
     let out = run(
@@ -325,7 +325,8 @@ fn the_hook_answers_before_the_runtimes_timeout_while_its_store_is_locked() {
     // write lock, so recording the decision waits (SQLite's busy timeout
     // is 30 s); the deadline (--timeout 2 leaves 0.5 s) must answer first,
     // with the runtime's denial, and nothing may be recorded as allowed.
-    let data = temp_dir("locked");
+    let data_tmp = temp_dir("locked");
+    let data = data_tmp.path();
     let data_s = data.to_str().unwrap();
     let env = [("TOOLGATE_DATA_DIR", data_s)];
     let first = run(&["hook", "claude-code"], &env, &claude("default", "ls"));
@@ -356,7 +357,6 @@ fn the_hook_answers_before_the_runtimes_timeout_while_its_store_is_locked() {
     }
     conn.execute_batch("ROLLBACK").unwrap();
     drop(conn);
-    let _ = std::fs::remove_dir_all(&data);
 }
 
 fn install(runtime: &str, home: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Output, Value) {
@@ -381,8 +381,9 @@ fn install(runtime: &str, home: &Path, extra: &[&str], env: &[(&str, &str)]) -> 
 
 #[test]
 fn cursor_entries_are_fail_closed_with_a_timeout_for_every_tool_event() {
-    let home = temp_dir("cursor");
-    let (out, v) = install("cursor", &home, &[], &[]);
+    let home_tmp = temp_dir("cursor");
+    let home = home_tmp.path();
+    let (out, v) = install("cursor", home, &[], &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -409,7 +410,8 @@ fn cursor_entries_are_fail_closed_with_a_timeout_for_every_tool_event() {
 
 #[test]
 fn settings_are_on_the_command_line_and_survive_a_stripped_environment() {
-    let home = temp_dir("gemini");
+    let home_tmp = temp_dir("gemini");
+    let home = home_tmp.path();
     let data = home.join("tg-data");
     let policy = home.join("my policy.toml");
     std::fs::write(
@@ -419,7 +421,7 @@ fn settings_are_on_the_command_line_and_survive_a_stripped_environment() {
     .unwrap();
     let (out, v) = install(
         "gemini",
-        &home,
+        home,
         &[],
         &[
             ("TOOLGATE_POLICY", policy.to_str().unwrap()),
@@ -451,7 +453,7 @@ fn settings_are_on_the_command_line_and_survive_a_stripped_environment() {
         .arg(&command)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &home)
+        .env("HOME", home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -478,12 +480,13 @@ fn settings_are_on_the_command_line_and_survive_a_stripped_environment() {
 
 #[test]
 fn a_timeout_shorter_than_the_hold_is_refused() {
-    let home = temp_dir("short");
+    let home_tmp = temp_dir("short");
+    let home = home_tmp.path();
     let policy = home.join("hold.toml");
     std::fs::write(&policy, "[hooks]\nhold = \"2m\"\n").unwrap();
     let (out, _) = install(
         "claude-code",
-        &home,
+        home,
         &["--policy", policy.to_str().unwrap(), "--timeout", "30"],
         &[],
     );

@@ -13,18 +13,25 @@ use std::time::Duration;
 
 struct Dirs {
     root: PathBuf,
+    /// Removes `root` when the test ends.
+    _tmp: tempfile::TempDir,
 }
 
 impl Dirs {
     fn new(name: &str) -> Dirs {
         // Outside /tmp: toolgate lets writes under temp dirs through, and
         // these tests need writes it stops.
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("mcp-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("mcp-{name}-"))
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        let base = tmp.path().to_path_buf();
         std::fs::create_dir_all(base.join("ws")).unwrap();
         std::fs::create_dir_all(base.join("outside")).unwrap();
-        Dirs { root: base }
+        Dirs {
+            root: base,
+            _tmp: tmp,
+        }
     }
     fn ws(&self) -> PathBuf {
         self.root.join("ws")
@@ -37,12 +44,6 @@ impl Dirs {
     }
     fn server_saw(&self) -> String {
         std::fs::read_to_string(self.log()).unwrap_or_default()
-    }
-}
-
-impl Drop for Dirs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 

@@ -4,21 +4,19 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A fresh data directory, removed when dropped.
-struct DataDir(PathBuf);
+/// A fresh data directory (`data` in a temporary directory, not made yet:
+/// toolgate makes it), removed with that directory, and anything put
+/// beside it, when dropped (the second field is only held for that).
+struct DataDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
 
 impl DataDir {
     fn new() -> DataDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "toolgate-memory-cli-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        DataDir(dir)
+        let tmp = tempfile::Builder::new()
+            .prefix("toolgate-memory-cli-")
+            .tempdir()
+            .unwrap();
+        DataDir(tmp.path().join("data"), tmp)
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -52,12 +50,6 @@ impl DataDir {
         let out = self.run(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         stdout(&out)
-    }
-}
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -406,7 +398,6 @@ fn a_big_import_is_one_transaction() {
 fn knowledge_is_held_acknowledged_shown_and_explained() {
     let d = DataDir::new();
     let conf = d.0.with_extension("conf");
-    let _ = std::fs::remove_dir_all(&conf);
     std::fs::create_dir_all(conf.join("sop")).unwrap();
     std::fs::write(
         conf.join("sop/fleet.ai.sop"),
@@ -487,5 +478,4 @@ fn knowledge_is_held_acknowledged_shown_and_explained() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("not a ToolCall"), "{}", stderr(&bad));
     d.ok(&["audit", "verify"]);
-    let _ = std::fs::remove_dir_all(&conf);
 }

@@ -11,15 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "tg-serve-{tag}-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed with everything in it when the returned
+/// guard drops (declare it before anything that uses the directory, such
+/// as a daemon, so that it is dropped after them).
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tg-serve-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u16, Value) {
@@ -40,16 +39,15 @@ fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u1
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-/// `toolgate serve` on a free port with its data in `<fresh dir>/data`.
-fn daemon_on_a_fresh_dir(tag: &str) -> (common::Daemon, PathBuf) {
-    let dir = temp_dir(tag);
+/// `toolgate serve` on a free port with its data in `<dir>/data`.
+fn daemon_on_a_fresh_dir(dir: &Path) -> (common::Daemon, PathBuf) {
     let data_arg = dir.join("data").display().to_string();
     let d = spawn(
         &["--listen", "127.0.0.1:0", "--data-dir", &data_arg],
         &[] as &[(&str, &str)],
     )
     .unwrap();
-    (d, dir)
+    (d, dir.to_path_buf())
 }
 
 fn token(dir: &Path, name: &str) -> String {
@@ -61,7 +59,8 @@ fn token(dir: &Path, name: &str) -> String {
 
 #[test]
 fn serve_with_no_arguments_uses_the_defaults() {
-    let home = temp_dir("home");
+    let home_tmp = temp_dir("home");
+    let home = home_tmp.path().to_path_buf();
     let d = match spawn(
         &[],
         &[("HOME", &home), ("XDG_STATE_HOME", &home.join("state"))],
@@ -99,7 +98,8 @@ fn serve_with_no_arguments_uses_the_defaults() {
 
 #[test]
 fn sighup_reloads_and_sigterm_stops() {
-    let dir = temp_dir("hup");
+    let tmp = temp_dir("hup");
+    let dir = tmp.path();
     let policy = dir.join("policy.toml");
     std::fs::write(&policy, "[rules]\nallow = [\"exec(ls:*)\"]\n").unwrap();
     let policy_arg = policy.display().to_string();
@@ -156,11 +156,12 @@ fn sighup_reloads_and_sigterm_stops() {
 
 #[test]
 fn bad_tokens_in_the_environment_stop_start_up_with_a_reason() {
-    let dir = temp_dir("badtok");
+    let tmp = temp_dir("badtok");
+    let dir = tmp.path();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     let out = cmd
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&dir)
+        .arg(dir)
         .env("TOOLGATE_AGENT_TOKEN", "short")
         .output()
         .unwrap();
@@ -174,7 +175,8 @@ fn bad_tokens_in_the_environment_stop_start_up_with_a_reason() {
 /// and said so), never in the daemon's own directory.
 #[test]
 fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
-    let (d, dir) = daemon_on_a_fresh_dir("cwd");
+    let tmp = temp_dir("cwd");
+    let (d, dir) = daemon_on_a_fresh_dir(tmp.path());
     let agent = token(&dir.join("data"), "agent");
     let (s, v) = request(
         &d.addr,
@@ -211,7 +213,8 @@ fn a_call_without_cwd_is_not_judged_in_the_daemons_directory() {
 /// daemon, by a start of the id, with an operator token.
 #[test]
 fn approvals_work_against_a_daemon() {
-    let (d, dir) = daemon_on_a_fresh_dir("remote");
+    let tmp = temp_dir("remote");
+    let (d, dir) = daemon_on_a_fresh_dir(tmp.path());
     let agent = token(&dir.join("data"), "agent");
     let operator = token(&dir.join("data"), "operator");
     let (s, v) = request(
@@ -324,7 +327,8 @@ fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_
         return;
     };
     let store = pg.store.clone();
-    let dir = temp_dir("postgres");
+    let tmp = temp_dir("postgres");
+    let dir = tmp.path();
     let data = dir.join("data");
     let d = spawn(
         &[
@@ -362,7 +366,6 @@ fn serve_on_postgres_keeps_its_state_in_the_database_and_its_tokens_in_the_data_
         .unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("git push origin main"), "{listed}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two daemons on one PostgreSQL schema (the same tokens, data dirs of
@@ -371,6 +374,9 @@ struct Replicas {
     a: common::Daemon,
     b: common::Daemon,
     pg: PgSchema,
+    /// Holds the data dirs; bind it first when destructuring, so that it
+    /// drops after the daemons using it.
+    dir: tempfile::TempDir,
 }
 
 /// [`Replicas`] for one test; `None` (with a line saying why) without a
@@ -383,7 +389,7 @@ fn two_daemons_on_postgres(tag: &str) -> Option<Replicas> {
     ];
     let dir = temp_dir(tag);
     let start = |name: &str| {
-        let data = dir.join(name).display().to_string();
+        let data = dir.path().join(name).display().to_string();
         spawn(
             &[
                 "--listen",
@@ -401,6 +407,7 @@ fn two_daemons_on_postgres(tag: &str) -> Option<Replicas> {
         a: start("a"),
         b: start("b"),
         pg,
+        dir,
     })
 }
 
@@ -442,7 +449,13 @@ fn open_approval_for(addr: &str, command: &str) -> String {
 
 #[test]
 fn a_check_waiting_on_one_replica_returns_when_the_approval_lands_on_the_other() {
-    let Some(Replicas { a, b, pg: _pg }) = two_daemons_on_postgres("replicas_wait") else {
+    let Some(Replicas {
+        dir: _dir,
+        a,
+        b,
+        pg: _pg,
+    }) = two_daemons_on_postgres("replicas_wait")
+    else {
         return;
     };
     let call = r#"{"tool":"exec","params":{"command":"git push origin main"},"session":"s-wait"}"#;
@@ -462,7 +475,13 @@ fn a_check_waiting_on_one_replica_returns_when_the_approval_lands_on_the_other()
 
 #[test]
 fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_racing_retries() {
-    let Some(Replicas { a, b, pg: _pg }) = two_daemons_on_postgres("replicas_race") else {
+    let Some(Replicas {
+        dir: _dir,
+        a,
+        b,
+        pg: _pg,
+    }) = two_daemons_on_postgres("replicas_race")
+    else {
         return;
     };
     const CALLS: usize = 20;
@@ -509,7 +528,13 @@ fn a_one_time_approval_is_consumed_once_across_two_replicas_under_a_thousand_rac
 
 #[test]
 fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_serving() {
-    let Some(Replicas { mut a, b, pg }) = two_daemons_on_postgres("replicas_kill") else {
+    let Some(Replicas {
+        dir: _dir,
+        mut a,
+        b,
+        pg,
+    }) = two_daemons_on_postgres("replicas_kill")
+    else {
         return;
     };
     let store = pg.store.clone();
@@ -623,7 +648,8 @@ fn a_replica_killed_mid_load_loses_nothing_it_answered_and_the_other_keeps_servi
 
 #[test]
 fn toolgate_ui_prints_a_link_that_signs_a_browser_in_once() {
-    let (d, dir) = daemon_on_a_fresh_dir("ui-link");
+    let tmp = temp_dir("ui-link");
+    let (d, dir) = daemon_on_a_fresh_dir(tmp.path());
     let data = dir.join("data");
     let ui = |token: Option<&str>| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -678,7 +704,6 @@ fn toolgate_ui_prints_a_link_that_signs_a_browser_in_once() {
     let out = ui(Some(&token(&data, "agent")));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("toolgate ui:"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs the toolgate binary to completion.
@@ -712,7 +737,8 @@ fn verified_head(args: &[&str]) -> (u64, String) {
 
 #[test]
 fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
-    let dir = temp_dir("migrate");
+    let tmp = temp_dir("migrate");
+    let dir = tmp.path();
     let data = dir.join("data").display().to_string();
     let from = format!("sqlite:{data}");
     for cmd in [
@@ -787,5 +813,4 @@ fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
     let same = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &from]);
     assert_eq!(same.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&same.stderr).contains("same store"));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,5 @@
 /**
- * The `toolgate_approve` tool (seed 000's `ga_approve`, done safely): the
+ * The `toolgate_approve` tool (an agent-relayed approval, done safely): the
  * agent relays a user's "yes" to an escalation. The plugin decides nothing
  * here: the daemon honours a relay only when its policy sets
  * `[approvals] relay = true`, never for R4, once per approval, and only from

@@ -1,6 +1,6 @@
 /**
- * The liveness canary (seed 002's HARD-07, seed 003's hook that silently
- * never fired): tell the daemon when the plugin starts, when the agent first
+ * The liveness canary (a hook that silently never fires is a guard that
+ * is not there): tell the daemon when the plugin starts, when the agent first
  * does something, when `before_tool_call` first fires, and when params were
  * tampered with. An agent that is active while the hook stays silent is
  * running unguarded; the daemon flags it in `/v1/state`, and this plugin

@@ -6,7 +6,7 @@
 
 import { readToken, type Settings } from "./config.js";
 
-/** A ToolCall as the daemon reads it (DESIGN.md §3). */
+/** A ToolCall as the daemon reads it (docs/http-api.md, "ToolCall and Decision"). */
 export interface ToolCall {
   tool: string;
   params: Record<string, unknown>;

@@ -231,7 +231,7 @@ operator_get() { curl -fsS -H "Authorization: Bearer $TOOLGATE_OPERATOR_TOKEN" "
 start_serve main
 serve_pid=$started_pid
 main_url=$serve_url
-# The default policy with relayed approvals switched on (seed 000's ga_approve).
+# The default policy with relayed approvals switched on (toolgate_approve).
 sed 's/^relay = false/relay = true/' "$root/policies/default.toml" >"$tmp/relay.toml"
 if ! grep -q '^relay = true' "$tmp/relay.toml"; then
   echo "run.sh: could not switch relay on in policies/default.toml" >&2

@@ -58,9 +58,9 @@ function lookupText(us) {
   return us < 1000 ? `${Math.round(us)} µs mean` : `${(us / 1000).toFixed(us < 1e4 ? 2 : 1)} ms mean`;
 }
 
-/** The UI's one time format, computed in the page. */
+/** The UI's one time format, computed in the page (by its format.js module). */
 function shownTime(page, ts) {
-  return page.evaluate((t) => window.toolgateFormat.time(t), ts);
+  return page.evaluate(async (t) => (await import(new URL('format.js', location.href).href)).time(t), ts);
 }
 
 test('the knowledge panel shows the layer as the daemon reports it: holds, acknowledgements, lookup time and a failing source', async ({ page }) => {
@@ -265,11 +265,13 @@ test('each posture reads right, and nothing an agent sends becomes markup', asyn
   // The daemon's posture is whatever this machine is; the other cases are
   // rendered by the same code into a scratch container.
   await signIn(page);
-  const out = await page.evaluate(() => {
+  const out = await page.evaluate(async () => {
+    // The page's own panels.js module (the same instance the page runs).
+    const panels = await import(new URL('panels.js', location.href).href);
     const box = document.createElement('div');
     document.body.append(box);
     const render = (posture) => {
-      window.toolgatePanels.render({ posture, integrations: [], knowledge: { status: 'disabled', enforcement: 'disabled', stats: {} } }, box);
+      panels.render({ posture, integrations: [], knowledge: { status: 'disabled', enforcement: 'disabled', stats: {} } }, box);
       return {
         summary: box.querySelector('[data-testid="posture-summary"]').textContent,
         tone: box.querySelector('[data-testid="posture-status"]').dataset.tone,
@@ -279,7 +281,7 @@ test('each posture reads right, and nothing an agent sends becomes markup', asyn
     const weak = render({ in_container: true, confidence: 'weak', runtime: 'lxc', signals: ['$container = "lxc"'] });
     const strong = render({ in_container: true, confidence: 'strong', runtime: 'podman', signals: ['/run/.containerenv exists'] });
     const disabledTone = box.querySelector('[data-testid="knowledge-status"]').dataset.tone;
-    window.toolgatePanels.render(
+    panels.render(
       {
         integrations: [{ runtime: '<b>x</b>', instance: '<img src=y onerror=alert(1)>', last_seen_ms: Date.now(), warnings: ['<script>alert(1)</script>'] }],
         knowledge: { status: 'degraded', fail_open: false, sop_dirs: ['<i>d</i>'], last_error: { at: new Date().toISOString(), error: '<img src=z>' }, stats: {} },

@@ -6,8 +6,9 @@
 use super::{APPROVE_PREFIX, DENY_PREFIX, is_snowflake};
 use crate::crypto::unhex;
 use crate::replay::ReplayGuard;
-use crate::vote::{CallbackError, ChannelVote, Inbound, approval_id, first_use, fresh, malformed};
-use crate::webhook::parse_timestamp;
+use crate::vote::{
+    CallbackError, ChannelVote, Inbound, approval_id, first_use, fresh, malformed, parse_timestamp,
+};
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -12,7 +12,7 @@ pub use callback::{
 };
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::http::{Http, api_base, retry_after_secs, token_auth};
 use crate::notice::{Notice, Resolution, clip};
 use async_trait::async_trait;

@@ -4,8 +4,9 @@
 use super::{APPROVE_ACTION, DENY_ACTION};
 use crate::crypto::{ct_eq, hmac_sha256, unhex};
 use crate::replay::ReplayGuard;
-use crate::vote::{CallbackError, ChannelVote, approval_id, first_use, fresh, malformed};
-use crate::webhook::parse_timestamp;
+use crate::vote::{
+    CallbackError, ChannelVote, approval_id, first_use, fresh, malformed, parse_timestamp,
+};
 use serde::Deserialize;
 use serde_json::json;
 

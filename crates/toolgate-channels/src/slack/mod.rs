@@ -11,7 +11,7 @@ pub use callback::{
 };
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::http::{Http, api_base, token_auth};
 use crate::notice::{Notice, Resolution};
 use async_trait::async_trait;

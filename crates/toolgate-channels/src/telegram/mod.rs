@@ -12,7 +12,7 @@ mod callback;
 pub use callback::{SECRET_HEADER, accept, parse_update, verify_webhook};
 
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::http::{Http, api_base, retry_after_secs};
 use crate::notice::{Notice, Resolution, clip};
 use async_trait::async_trait;

@@ -14,7 +14,7 @@ use toolgate_channels::{ClientOptions, Notice};
 
 /// One request the fake received.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub method: Method,
     pub path: String,
     pub headers: HeaderMap,
@@ -22,18 +22,18 @@ pub struct Seen {
 }
 
 impl Seen {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("the adapter sent JSON")
     }
 
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// A status, extra headers and a body.
     Raw(u16, Vec<(&'static str, String)>, String),
     /// Wait this long, then answer 200 `{}` (long after any client
@@ -42,7 +42,7 @@ pub enum Reply {
 }
 
 impl Reply {
-    pub fn json(status: u16, body: serde_json::Value) -> Reply {
+    pub(crate) fn json(status: u16, body: serde_json::Value) -> Reply {
         Reply::Raw(
             status,
             vec![("content-type", "application/json".into())],
@@ -50,7 +50,7 @@ impl Reply {
         )
     }
 
-    pub fn text(status: u16, body: &str) -> Reply {
+    pub(crate) fn text(status: u16, body: &str) -> Reply {
         Reply::Raw(status, vec![], body.to_string())
     }
 }
@@ -63,14 +63,14 @@ struct Shared {
 }
 
 /// A running fake service.
-pub struct Fake {
+pub(crate) struct Fake {
     pub base: String,
     shared: Shared,
 }
 
 impl Fake {
     /// Starts a fake answering `default` once its script runs out.
-    pub async fn start(default: Reply) -> Fake {
+    pub(crate) async fn start(default: Reply) -> Fake {
         let shared = Shared {
             seen: Arc::default(),
             script: Arc::default(),
@@ -89,24 +89,24 @@ impl Fake {
     }
 
     /// Queues replies to use before the default.
-    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+    pub(crate) fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.script.lock().unwrap().extend(replies);
     }
 
     /// Everything received so far.
-    pub fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.shared.seen.lock().unwrap().clone()
     }
 
     /// The one request received (panics otherwise).
-    pub fn only(&self) -> Seen {
+    pub(crate) fn only(&self) -> Seen {
         let seen = self.seen();
         assert_eq!(seen.len(), 1, "expected exactly one request: {seen:?}");
         seen[0].clone()
     }
 
     /// Options pointing an adapter here with a short timeout.
-    pub fn options(&self) -> ClientOptions {
+    pub(crate) fn options(&self) -> ClientOptions {
         ClientOptions {
             api_base: Some(self.base.clone()),
             timeout: Duration::from_millis(300),
@@ -152,17 +152,17 @@ async fn answer(
 }
 
 /// An address on which nothing listens (bound, then released).
-pub async fn closed_base() -> String {
+pub(crate) async fn closed_base() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
     format!("http://{addr}")
 }
 
-pub const APPROVAL: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const APPROVAL: &str = "0123456789abcdef0123456789abcdef";
 
 /// A notice with every field set.
-pub fn notice() -> Notice {
+pub(crate) fn notice() -> Notice {
     Notice {
         approval_id: APPROVAL.into(),
         summary: "rm -rf ./build <!channel>".into(),
@@ -180,7 +180,7 @@ pub fn notice() -> Notice {
     }
 }
 
-pub fn now_secs() -> i64 {
+pub(crate) fn now_secs() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -188,7 +188,7 @@ pub fn now_secs() -> i64 {
 }
 
 /// Asserts `text` holds none of `secrets`.
-pub fn assert_clean(text: &str, secrets: &[&str]) {
+pub(crate) fn assert_clean(text: &str, secrets: &[&str]) {
     for secret in secrets {
         assert!(
             !text.contains(secret),

@@ -8,8 +8,21 @@ use serde_json::Value;
 use std::fmt;
 
 /// Where an approval is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ApprovalState {
     /// Waiting for its quorum, until `expires_ms`.
     Pending,
@@ -26,25 +39,12 @@ pub enum ApprovalState {
 impl ApprovalState {
     /// The lowercase wire name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalState::Pending => "pending",
-            ApprovalState::Approved => "approved",
-            ApprovalState::Consumed => "consumed",
-            ApprovalState::Denied => "denied",
-            ApprovalState::Expired => "expired",
-        }
+        self.into()
     }
 
     /// Parses a wire name.
     pub fn parse(s: &str) -> Option<ApprovalState> {
-        Some(match s {
-            "pending" => ApprovalState::Pending,
-            "approved" => ApprovalState::Approved,
-            "consumed" => ApprovalState::Consumed,
-            "denied" => ApprovalState::Denied,
-            "expired" => ApprovalState::Expired,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 
     /// Whether nothing can change it any more.
@@ -338,7 +338,8 @@ pub struct Vote {
     /// Why, when given.
     #[serde(default)]
     pub reason: Option<String>,
-    /// Whether the agent relayed a person's answer (seed 000's `ga_approve`).
+    /// Whether the agent relayed a person's answer (`toolgate_approve`, or its
+    /// older name `ga_approve`).
     #[serde(default)]
     pub relayed: bool,
     /// The transport it came through (`cli`, `http`, `relay`, `policy`).

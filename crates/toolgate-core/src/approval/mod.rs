@@ -1,4 +1,5 @@
-//! One-time approvals (DESIGN.md §4, seeds 000 and 001), as pure data and
+//! One-time approvals (bound to the exact call, consumed once; ARCHITECTURE.md
+//! lists their invariants), as pure data and
 //! pure rules: the binding hash, the approval record and its lifecycle, votes
 //! and quorum. Storing them and reading the clock is the caller's job; every
 //! function here takes the time (`now_ms`, Unix milliseconds) as an argument.
@@ -18,7 +19,7 @@ pub use lifecycle::{
     Approval, ApprovalFinding, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity,
     same_identity,
 };
-pub use quorum::{ApproverKind, InsufficientFactors, QuorumRule, Tally, requirement, tally};
+pub use quorum::{ApproverKind, InsufficientFactors, QuorumRule, Tally, tally};
 
 #[cfg(test)]
 mod tests;

@@ -1,16 +1,30 @@
-//! Approvers and quorum (seed 001): which factors may approve a call, how many
+//! Approvers and quorum (docs/approvals.md): which factors may approve a call, how many
 //! must, and whether the current votes reach that.
 
 use super::lifecycle::{Approval, Vote, same_identity};
 use crate::model::RiskClass;
-use crate::policy::ApprovalSettings;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
 
 /// A kind of approval factor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ApproverKind {
     /// A person, through the CLI, the control UI, a chat channel, or (when
     /// the policy opts in) relayed by the agent.
@@ -24,21 +38,12 @@ pub enum ApproverKind {
 impl ApproverKind {
     /// The policy-file name (`user_request`, `rules_based`, `llm_evaluation`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ApproverKind::UserRequest => "user_request",
-            ApproverKind::RulesBased => "rules_based",
-            ApproverKind::LlmEvaluation => "llm_evaluation",
-        }
+        self.into()
     }
 
     /// Parses a policy-file name.
     pub fn parse(s: &str) -> Option<ApproverKind> {
-        match s.trim() {
-            "user_request" => Some(ApproverKind::UserRequest),
-            "rules_based" => Some(ApproverKind::RulesBased),
-            "llm_evaluation" => Some(ApproverKind::LlmEvaluation),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 }
 
@@ -70,102 +75,13 @@ impl QuorumRule {
     }
 }
 
-/// Why no quorum can ever be reached (seed 001's `insufficient-factors`):
+/// Why no quorum can ever be reached (`insufficient-factors`):
 /// the call is blocked rather than left waiting for votes that cannot come.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("insufficient-factors: {detail}")]
 pub struct InsufficientFactors {
     /// A sentence saying what is missing and how to fix the policy.
     pub detail: String,
-}
-
-/// The quorum a call of `class` needs under `settings`. `llm_available` says
-/// whether a model evaluator is actually configured: an approver that cannot
-/// vote does not count towards what is reachable.
-///
-/// Fails closed when `min_approvals` exceeds the approvals the active
-/// approvers can give, or a person is required and `user_request` is off.
-/// People count one each when `operators` names them (the requester
-/// excepted), and without limit when it does not (any distinct identity may
-/// approve); `rules_based` counts when one of its rules reaches `class`.
-pub fn requirement(
-    settings: &ApprovalSettings,
-    class: RiskClass,
-    llm_available: bool,
-    requester: Option<&str>,
-) -> Result<QuorumRule, InsufficientFactors> {
-    let min_approvals = settings.quorum(class);
-    let require_user = settings.require_user(class);
-    let mut approvers = Vec::new();
-    let mut capacity: u64 = 0;
-    let mut people: u64 = 0;
-    for kind in settings.active_approvers() {
-        let (usable, votes) = match kind {
-            ApproverKind::UserRequest if settings.operators.is_empty() => (true, u64::MAX / 4),
-            // The requester cannot approve, so does not count among them.
-            ApproverKind::UserRequest => {
-                let others = settings
-                    .operators
-                    .iter()
-                    .filter(|o| !requester.is_some_and(|r| same_identity(r, o)))
-                    .count();
-                (true, others as u64)
-            }
-            // Rules count only if one of them may approve this class.
-            ApproverKind::RulesBased => (settings.rules.iter().any(|r| class <= r.max_risk), 1),
-            ApproverKind::LlmEvaluation => (llm_available, 1),
-        };
-        if usable {
-            approvers.push(kind);
-            capacity += votes;
-            if kind == ApproverKind::UserRequest {
-                people = votes;
-            }
-        }
-    }
-    let names: Vec<&str> = approvers.iter().map(|k| k.as_str()).collect();
-    if require_user && !approvers.contains(&ApproverKind::UserRequest) {
-        return Err(InsufficientFactors {
-            detail: format!(
-                "{class} calls need a person's approval, but user_request is not an active \
-                 approver (active: {}); enable it in [approvals] allowed_approvers or drop \
-                 {class} from require_user",
-                list_or_none(&names)
-            ),
-        });
-    }
-    if require_user && people == 0 {
-        return Err(InsufficientFactors {
-            detail: format!(
-                "{class} calls need a person's approval, but the only operators named in \
-                 [approvals] operators asked for this call themselves; name another operator"
-            ),
-        });
-    }
-    if u64::from(min_approvals) > capacity {
-        return Err(InsufficientFactors {
-            detail: format!(
-                "{class} calls need {min_approvals} approvals but the active approvers ({}) \
-                 can give only {capacity}; add approvers or operators in [approvals], or \
-                 lower quorum.{class}",
-                list_or_none(&names)
-            ),
-        });
-    }
-    Ok(QuorumRule {
-        min_approvals,
-        require_user,
-        approvers,
-        operators: settings.operators.clone(),
-    })
-}
-
-fn list_or_none(names: &[&str]) -> String {
-    if names.is_empty() {
-        "none".to_string()
-    } else {
-        names.join(", ")
-    }
 }
 
 /// Where an approval's votes stand.

@@ -279,7 +279,7 @@ fn quorum_matrix() {
     ];
     for (extra, llm, class, want) in cases {
         let p = settings(&extra);
-        let got = requirement(p.approvals(), class, llm, Some("u1"));
+        let got = p.approvals().requirement(class, llm, Some("u1"));
         match (&got, want) {
             (Ok(q), Ok((min, user, kinds))) => {
                 assert_eq!(

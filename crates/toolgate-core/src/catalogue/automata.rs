@@ -17,7 +17,7 @@ static BLOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/automata.bin"));
 
 /// One DFA in the blob, read on first use.
 #[derive(Debug)]
-pub struct Automaton {
+pub(super) struct Automaton {
     blob: &'static [u8],
     at: (usize, usize),
     /// In the blob the build embedded (read without re-validation), or
@@ -32,7 +32,7 @@ pub struct Automaton {
 
 impl Automaton {
     /// The DFA at `start..end` in the blob.
-    pub const fn new(start: usize, end: usize) -> Automaton {
+    pub(super) const fn new(start: usize, end: usize) -> Automaton {
         Automaton {
             blob: BLOB,
             at: (start, end),
@@ -43,7 +43,7 @@ impl Automaton {
 
     /// An automaton serialized elsewhere (tests build their own sets).
     #[cfg(test)]
-    pub fn from_serialized(bytes: Vec<u8>) -> Automaton {
+    pub(super) fn from_serialized(bytes: Vec<u8>) -> Automaton {
         let blob: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         Automaton {
             blob,
@@ -88,7 +88,7 @@ impl Automaton {
     /// Whether the automaton matches `text` (anywhere, or — `anchored` —
     /// from its start, as a path set's whole-path patterns do); `None` when
     /// it cannot answer for this text.
-    pub fn is_match(&self, text: &str, anchored: bool) -> Option<bool> {
+    pub(super) fn is_match(&self, text: &str, anchored: bool) -> Option<bool> {
         let dfa = self.dfa();
         let anchored = if anchored {
             Anchored::Yes
@@ -101,7 +101,7 @@ impl Automaton {
 
     /// Reads the DFA now, validating all of it; an error for one that does
     /// not load.
-    pub fn check(&self) -> Result<(), String> {
+    pub(super) fn check(&self) -> Result<(), String> {
         let (start, end) = self.at;
         DFA::from_bytes(&self.blob[start..end])
             .map(|_| ())
@@ -113,7 +113,7 @@ impl Automaton {
 /// `toolgate_packs::automata`), the pattern itself, compiled on first use,
 /// for any other text.
 #[derive(Debug)]
-pub struct Pattern {
+pub(super) struct Pattern {
     /// As written in the pack.
     pub text: &'static str,
     /// Its ASCII form, split along its alternatives (any matching is a
@@ -124,7 +124,7 @@ pub struct Pattern {
 
 impl Pattern {
     /// The pattern `text`, with the automata of its ASCII form.
-    pub const fn new(text: &'static str, ascii: &'static [Automaton]) -> Pattern {
+    pub(super) const fn new(text: &'static str, ascii: &'static [Automaton]) -> Pattern {
         Pattern {
             text,
             ascii,
@@ -133,7 +133,7 @@ impl Pattern {
     }
 
     /// Whether the regex matches anywhere in `text`.
-    pub fn is_match(&self, text: &str) -> bool {
+    pub(super) fn is_match(&self, text: &str) -> bool {
         if text.is_ascii() && !self.ascii.is_empty() {
             // A DFA that cannot answer (a quit byte: none is configured)
             // leaves the answer to the regex itself.
@@ -164,7 +164,7 @@ impl Pattern {
 
     /// Compiles the pattern and reads its automaton now; an error for either
     /// that fails.
-    pub fn check(&self) -> Result<(), String> {
+    pub(super) fn check(&self) -> Result<(), String> {
         Regex::new(self.text).map_err(|e| format!("{}: {e}", self.text))?;
         self.ascii
             .iter()
@@ -174,7 +174,7 @@ impl Pattern {
 
     /// Whether the pattern has a DFA (an ASCII form the build compiled).
     #[cfg(test)]
-    pub fn has_automaton(&self) -> bool {
+    pub(super) fn has_automaton(&self) -> bool {
         !self.ascii.is_empty()
     }
 }

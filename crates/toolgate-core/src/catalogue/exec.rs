@@ -7,11 +7,12 @@ use super::argv::{self, Arg};
 use super::automata::Pattern;
 use super::remote;
 use super::rules::{ExecRule, OperandScope, SetRef};
-use super::sets::{candidates, is_glob};
+use super::sets::candidates;
 use super::{Catalogue, Finding};
 use crate::model::Verdict;
 use crate::paths::Env;
 use crate::shell::{RedirectKind, SimpleCommand, Word};
+use crate::wildcard::is_glob;
 use regex::Regex;
 use std::cell::{OnceCell, RefCell};
 use std::sync::OnceLock;
@@ -45,7 +46,7 @@ pub(super) struct CmdView<'a> {
 }
 
 impl<'a> CmdView<'a> {
-    pub fn new(cat: &Catalogue, cmd: &'a SimpleCommand, env: &'a Env) -> CmdView<'a> {
+    pub(super) fn new(cat: &Catalogue, cmd: &'a SimpleCommand, env: &'a Env) -> CmdView<'a> {
         let opts = super::lookup(cat.options, &cmd.program).unwrap_or(&[]);
         CmdView {
             cmd,

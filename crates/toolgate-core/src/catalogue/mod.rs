@@ -18,9 +18,10 @@ use crate::model::{RiskClass, Verdict};
 use crate::normalize::{Access, ToolKind};
 use crate::paths::Env;
 use crate::shell::SimpleCommand;
+use crate::wildcard::path_match as wildcard_match;
 use automata::Pattern;
 use rules::{ActionRule, ExecRule, PathRule, UrlRule};
-use sets::{PathSet, wildcard_match};
+use sets::PathSet;
 
 /// A catalogue entry that matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +153,7 @@ impl Catalogue {
     /// The most severe finding for fetching or opening `url`.
     pub fn match_url(&self, url: &str) -> Option<Finding> {
         let lower = url.trim().to_ascii_lowercase();
-        let hosts: Vec<String> = crate::policy::url_hosts(url);
+        let hosts: Vec<String> = crate::url::hosts(url);
         self.urls
             .iter()
             .filter(|r| {

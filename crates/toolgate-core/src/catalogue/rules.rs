@@ -20,7 +20,7 @@ pub(super) struct Common {
 impl Common {
     /// The finding this rule reports, with `{placeholder}` in its reason
     /// filled in.
-    pub fn finding(&self, placeholder: &str, value: &str) -> super::Finding {
+    pub(super) fn finding(&self, placeholder: &str, value: &str) -> super::Finding {
         super::Finding {
             rule: self.id.to_string(),
             class: self.class,
@@ -85,7 +85,7 @@ pub(super) struct ExecRule {
 impl ExecRule {
     /// The rule's regexes (indexes into the pattern table).
     #[cfg(test)]
-    pub fn patterns(&self) -> impl Iterator<Item = u16> {
+    pub(super) fn patterns(&self) -> impl Iterator<Item = u16> {
         [
             self.operands_regex,
             self.operands_not_regex,

@@ -12,55 +12,66 @@
 use serde_json::Value;
 
 /// What the runtime does with a call after a hook answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
 pub enum Outcome {
     /// The call runs (or may run: not observed to be stopped).
+    #[strum(to_string = "runs")]
     Runs,
     /// The call does not run.
+    #[strum(to_string = "stopped")]
     Stops,
     /// The runtime asks the person at its own prompt; it runs only if they
     /// say yes. Only meaningful in a mode with a person at the prompt.
+    #[strum(to_string = "person at the prompt decides")]
     PersonDecides,
 }
 
 impl Outcome {
     /// The word the docs use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Runs => "runs",
-            Outcome::Stops => "stopped",
-            Outcome::PersonDecides => "person at the prompt decides",
-        }
+        self.into()
     }
 }
 
 /// An answer a hook can give, as the runtime reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
 pub enum AnswerKind {
     /// Exit 0, JSON saying allow (with no replacement input).
+    #[strum(to_string = "allow")]
     Allow,
     /// Exit 0, JSON saying allow, with replacement input.
+    #[strum(to_string = "allow + new input")]
     AllowWithInput,
     /// Exit 0, JSON saying deny (or block).
+    #[strum(to_string = "deny")]
     Deny,
     /// Exit 0, JSON asking the runtime to prompt its user.
+    #[strum(to_string = "ask")]
     Ask,
     /// Exit 0, JSON deferring to the runtime's own permission logic.
+    #[strum(to_string = "defer")]
     Defer,
     /// Exit 0, JSON with no decision (`{}` or only extra context).
+    #[strum(to_string = "no decision (`{}`)")]
     NoDecision,
     /// Exit 0 with output the runtime does not accept (not JSON, unknown
     /// fields, a decision it rejects).
+    #[strum(to_string = "malformed / rejected JSON")]
     Malformed,
     /// Exit code 2 with a reason on stderr.
+    #[strum(to_string = "exit 2 + stderr")]
     Exit2,
     /// Exit code 2 with nothing on stderr.
+    #[strum(to_string = "exit 2, empty stderr")]
     Exit2Silent,
     /// Exit code 1 or any code other than 0 and 2.
+    #[strum(to_string = "exit 1 / other code")]
     ExitOther,
     /// The hook did not answer within the entry's timeout.
+    #[strum(to_string = "timeout")]
     Timeout,
     /// The hook was killed by a signal or could not be started.
+    #[strum(to_string = "crash")]
     Crash,
 }
 
@@ -83,20 +94,7 @@ impl AnswerKind {
 
     /// The label the docs use.
     pub fn as_str(self) -> &'static str {
-        match self {
-            AnswerKind::Allow => "allow",
-            AnswerKind::AllowWithInput => "allow + new input",
-            AnswerKind::Deny => "deny",
-            AnswerKind::Ask => "ask",
-            AnswerKind::Defer => "defer",
-            AnswerKind::NoDecision => "no decision (`{}`)",
-            AnswerKind::Malformed => "malformed / rejected JSON",
-            AnswerKind::Exit2 => "exit 2 + stderr",
-            AnswerKind::Exit2Silent => "exit 2, empty stderr",
-            AnswerKind::ExitOther => "exit 1 / other code",
-            AnswerKind::Timeout => "timeout",
-            AnswerKind::Crash => "crash",
-        }
+        self.into()
     }
 }
 

@@ -1,4 +1,4 @@
-//! Claude Code's `PreToolUse` hook (INTEGRATIONS.md). The same JSON arrives
+//! Claude Code's `PreToolUse` hook (docs/integrations.md). The same JSON arrives
 //! on a command hook's stdin and in the body of Claude's `http` hook, and the
 //! same reply works for both.
 //!
@@ -21,7 +21,7 @@ use super::answers::{AnswerKind as A, AnswerTable, Fact, HookAnswer, Mode, Outco
 use super::install::{FailClosedValue, Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
 use crate::model::{Decision, Layer, Verdict};
-use crate::normalize::ToolKind;
+use crate::tool_kind::ToolKind;
 use serde_json::{Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.

@@ -1,4 +1,4 @@
-//! Codex CLI's `PreToolUse` hook (INTEGRATIONS.md): Claude Code's wire
+//! Codex CLI's `PreToolUse` hook (docs/integrations.md): Claude Code's wire
 //! format, with a stricter reading of the reply. Codex's parser
 //! (`codex-rs/hooks`, `output_parser.rs`) rejects unknown fields, rejects
 //! `permissionDecision:"ask"`, rejects `"allow"` without `updatedInput`,
@@ -30,7 +30,7 @@ use super::answers::{AnswerKind as A, AnswerTable, Fact, HookAnswer, Mode, Outco
 use super::install::{Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
 use crate::model::{Decision, Verdict};
-use crate::normalize::ToolKind;
+use crate::tool_kind::ToolKind;
 use serde_json::{Map, Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.

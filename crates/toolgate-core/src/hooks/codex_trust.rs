@@ -1,6 +1,6 @@
 //! Codex CLI's hook trust: the `[hooks.state."<key>"] trusted_hash` entries
 //! in `$CODEX_HOME/config.toml` without which Codex skips a user hook, with
-//! no message, and runs the call (INTEGRATIONS.md).
+//! no message, and runs the call (docs/integrations.md, "Codex CLI").
 //!
 //! How Codex (0.16x, `codex-rs/hooks` discovery) names and hashes a hook:
 //!

@@ -1,4 +1,4 @@
-//! Cursor's agent hooks (INTEGRATIONS.md): `preToolUse` (every tool: the
+//! Cursor's agent hooks (docs/integrations.md): `preToolUse` (every tool: the
 //! shell, file writes and edits, reads, MCP), and the older
 //! `beforeShellExecution`, `beforeMCPExecution` and `beforeReadFile`.
 //! Every payload carries `hook_event_name`, `conversation_id` and
@@ -19,7 +19,7 @@ use super::input::{Payload, type_name};
 use super::install::{FailClosedValue, Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, text};
 use crate::model::{Decision, Verdict};
-use crate::normalize::ToolKind;
+use crate::tool_kind::ToolKind;
 use serde_json::{Map, Value, json};
 
 /// Every tool call (newer Cursor versions): judged as `tool_name` with
@@ -167,7 +167,7 @@ fn one(key: &str, value: &str) -> Map<String, Value> {
 }
 
 fn mcp_name(tool: &str) -> String {
-    if crate::normalize::split_mcp(tool).is_some() {
+    if crate::tool_kind::split_mcp(tool).is_some() {
         tool.to_string()
     } else {
         format!("mcp__cursor__{tool}")

@@ -1,4 +1,4 @@
-//! Gemini CLI's `BeforeTool` hook (INTEGRATIONS.md; Gemini CLI's hooks
+//! Gemini CLI's `BeforeTool` hook (docs/integrations.md; Gemini CLI's hooks
 //! reference). The shell tool arrives as `run_shell_command` `{command}`;
 //! MCP tools arrive as `mcp_<server>_<tool>` with an `mcp_context` naming
 //! the server and tool, and are judged as `mcp__<server>__<tool>` like every
@@ -22,7 +22,7 @@ use super::input::{Payload, type_name};
 use super::install::{Shape, Target, TimeoutUnit};
 use super::{HookCall, HookInputError, ReplyContext, Runtime, Spec, input, text};
 use crate::model::{Decision, Verdict};
-use crate::normalize::ToolKind;
+use crate::tool_kind::ToolKind;
 use serde_json::{Map, Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.

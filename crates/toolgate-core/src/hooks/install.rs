@@ -320,7 +320,7 @@ pub fn is_ours(runtime: &str, entry: &Value) -> bool {
 
 /// Quotes one word for the POSIX shell a runtime runs hook commands with.
 pub fn shell_word(word: &str) -> String {
-    crate::normalize::shell_quote(word)
+    toolgate_shell::quote(word)
 }
 
 #[cfg(test)]

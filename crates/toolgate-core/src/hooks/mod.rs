@@ -1,5 +1,5 @@
-//! The agent runtimes toolgate plugs into, one module each (INTEGRATIONS.md,
-//! DESIGN.md §3 `toolgate hook …`). A runtime's module owns everything
+//! The agent runtimes toolgate plugs into, one module each
+//! (`toolgate hook <runtime>`; docs/integrations.md). A runtime's module owns everything
 //! toolgate knows about it: its hook payload in ([`Spec::to_call`]), its
 //! answers out ([`Spec::reply`], [`Spec::reply_error`]) and how the runtime
 //! reads them ([`Spec::classify`]), the answer table per permission mode
@@ -31,7 +31,7 @@ mod text;
 mod tests;
 
 use crate::model::{Decision, ToolCall};
-use crate::normalize::ToolKind;
+use crate::tool_kind::ToolKind;
 pub use answers::{AnswerKind, AnswerTable, HookAnswer, Outcome};
 use serde_json::{Value, json};
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Memories (seed 004, FR-005 and FR-010): short lessons people or agents
+//! Memories (docs/knowledge.md): short lessons people or agents
 //! recorded — "the billing DB has no replica; pg_dump locks it for minutes" —
 //! each with categories, a confidence and a source. The store keeps them and
 //! searches them; this module owns their shape and the JSONL line format.
@@ -7,8 +7,23 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a memory is about. A memory may have several.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
 pub enum Category {
     /// How things are done here: steps, order, who to ask.
     Process,
@@ -17,9 +32,11 @@ pub enum Category {
     /// Security boundaries and incidents.
     Security,
     /// Traps that bit someone before.
+    #[strum(to_string = "gotchas", serialize = "gotcha")]
     Gotchas,
     /// Where secrets are and how to use them. Never written to the audit
     /// log; shown to the agent only where the policy says so.
+    #[strum(to_string = "credentials", serialize = "credential")]
     Credentials,
     /// Anything else.
     General,
@@ -38,27 +55,12 @@ impl Category {
 
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Process => "process",
-            Category::Technical => "technical",
-            Category::Security => "security",
-            Category::Gotchas => "gotchas",
-            Category::Credentials => "credentials",
-            Category::General => "general",
-        }
+        self.into()
     }
 
     /// Parses a name, case-insensitively; `gotcha` and `credential` too.
     pub fn parse(s: &str) -> Option<Category> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "process" => Some(Category::Process),
-            "technical" => Some(Category::Technical),
-            "security" => Some(Category::Security),
-            "gotchas" | "gotcha" => Some(Category::Gotchas),
-            "credentials" | "credential" => Some(Category::Credentials),
-            "general" => Some(Category::General),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 }
 

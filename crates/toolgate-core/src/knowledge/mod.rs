@@ -1,4 +1,4 @@
-//! The knowledge gate (seed 004, issue 6): what a call is about
+//! The knowledge gate (docs/knowledge.md): what a call is about
 //! ([`context`]), the SOPs ([`sop`]) and memories ([`memory`]) that apply to
 //! it, chosen by the `[knowledge]` policy section ([`settings`]), and
 //! whether they must be acknowledged before it runs ([`enforce`]). Pure:

@@ -9,8 +9,19 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 use std::fmt;
 use std::time::Duration;
 
-/// Seed 004's enforcement levels (FR-009).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The enforcement levels (docs/knowledge.md, "Enforcement").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
 pub enum Enforcement {
     /// Any knowledge that applies must be acknowledged before the call runs.
     Strict,
@@ -19,29 +30,19 @@ pub enum Enforcement {
     /// Knowledge in the blocking categories is enforced, the rest shown.
     Category,
     /// The layer does nothing.
+    #[strum(to_string = "disabled", serialize = "off")]
     Disabled,
 }
 
 impl Enforcement {
     /// The lowercase name used in policy files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Enforcement::Strict => "strict",
-            Enforcement::Advisory => "advisory",
-            Enforcement::Category => "category",
-            Enforcement::Disabled => "disabled",
-        }
+        self.into()
     }
 
     /// Parses a level name, case-insensitively.
     pub fn parse(s: &str) -> Option<Enforcement> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "strict" => Some(Enforcement::Strict),
-            "advisory" => Some(Enforcement::Advisory),
-            "category" => Some(Enforcement::Category),
-            "disabled" | "off" => Some(Enforcement::Disabled),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 }
 
@@ -51,8 +52,10 @@ impl fmt::Display for Enforcement {
     }
 }
 
-/// How critical an operation is (seed 004 FR-005), from its risk class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How critical an operation is, from its risk class (it picks the
+/// confidence threshold a memory must reach to be shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum Criticality {
     /// R3 and R4: irreversible or high impact.
     Critical,
@@ -74,11 +77,7 @@ impl Criticality {
 
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Criticality::Critical => "critical",
-            Criticality::Routine => "routine",
-            Criticality::Experimental => "experimental",
-        }
+        self.into()
     }
 }
 
@@ -167,8 +166,8 @@ pub struct SopWanted {
 /// The validated `[knowledge]` section.
 #[derive(Debug, Clone)]
 pub struct KnowledgeSettings {
-    /// How strictly knowledge is enforced (default strict: seed 004 makes
-    /// consulting knowledge mandatory).
+    /// How strictly knowledge is enforced (default strict: consulting
+    /// knowledge is mandatory).
     pub enforcement: Enforcement,
     /// Under `category` enforcement, knowledge in these categories must be
     /// acknowledged (default process and security; SOPs count as process).
@@ -177,7 +176,8 @@ pub struct KnowledgeSettings {
     /// that showed knowledge counts as acknowledging it (default 5 min).
     pub cooldown: Duration,
     /// When a knowledge source fails, let the call through without it
-    /// (default true, as seed 004 asks); false blocks instead.
+    /// (default true: knowledge advises, and a broken source must not stop
+    /// all work); false blocks instead.
     pub fail_open: bool,
     /// Show SOP credentials sections and credentials memories to the agent
     /// (default false: it is told they exist and to ask a person).

@@ -14,7 +14,19 @@ pub const MAX_SOP_BYTES: usize = 256 * 1024;
 pub const SOP_SUFFIX: &str = ".ai.sop";
 
 /// The sections extracted from an SOP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum SectionKind {
     /// Checks to make before acting.
     Preflight,
@@ -28,11 +40,7 @@ pub enum SectionKind {
 impl SectionKind {
     /// The lowercase heading name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SectionKind::Preflight => "preflight",
-            SectionKind::Gotchas => "gotchas",
-            SectionKind::Credentials => "credentials",
-        }
+        self.into()
     }
 
     /// The kind a heading names: its first word, without case or

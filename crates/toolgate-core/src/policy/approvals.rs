@@ -1,5 +1,5 @@
 //! `[approvals]`: how long approvals live, who may give them, and how many
-//! are needed (seeds 000 and 001).
+//! are needed (docs/approvals.md).
 //!
 //! ```toml
 //! [approvals]
@@ -33,7 +33,7 @@ use super::error::{ErrorKind, PolicyError, line_col};
 use super::routing::{Routing, parse_routing};
 use super::rule::Rule;
 use super::schema::RawApprovals;
-use crate::approval::ApproverKind;
+use crate::approval::{ApproverKind, InsufficientFactors, QuorumRule, same_identity};
 use crate::model::RiskClass;
 use std::time::Duration;
 use toml::Spanned;
@@ -55,9 +55,9 @@ pub struct ApprovalRule {
     pub max_risk: RiskClass,
 }
 
-/// `[approvals.model]`: the model approver (`llm_evaluation`, seed 001's
-/// fast model stage). It is asked only about escalations the static stage
-/// is unsure of ([`crate::approvers::is_unsure`]), only when
+/// `[approvals.model]`: the model approver (`llm_evaluation`, a fast model
+/// asked for a risk assessment; docs/approvals.md). It is asked only about
+/// escalations the static stage is unsure of ([`crate::approvers::is_unsure`]), only when
 /// `allowed_approvers` lets it vote, and its vote is a factor like any
 /// other: the policy's quorum decides.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +106,87 @@ pub struct ApprovalSettings {
 }
 
 impl ApprovalSettings {
+    /// The quorum a call of `class` needs under these settings. `llm_available` says
+    /// whether a model evaluator is actually configured: an approver that cannot
+    /// vote does not count towards what is reachable.
+    ///
+    /// Fails closed when `min_approvals` exceeds the approvals the active
+    /// approvers can give, or a person is required and `user_request` is off.
+    /// People count one each when `operators` names them (the requester
+    /// excepted), and without limit when it does not (any distinct identity may
+    /// approve); `rules_based` counts when one of its rules reaches `class`.
+    pub fn requirement(
+        &self,
+        class: RiskClass,
+        llm_available: bool,
+        requester: Option<&str>,
+    ) -> Result<QuorumRule, InsufficientFactors> {
+        let min_approvals = self.quorum(class);
+        let require_user = self.require_user(class);
+        let mut approvers = Vec::new();
+        let mut capacity: u64 = 0;
+        let mut people: u64 = 0;
+        for kind in self.active_approvers() {
+            let (usable, votes) = match kind {
+                ApproverKind::UserRequest if self.operators.is_empty() => (true, u64::MAX / 4),
+                // The requester cannot approve, so does not count among them.
+                ApproverKind::UserRequest => {
+                    let others = self
+                        .operators
+                        .iter()
+                        .filter(|o| !requester.is_some_and(|r| same_identity(r, o)))
+                        .count();
+                    (true, others as u64)
+                }
+                // Rules count only if one of them may approve this class.
+                ApproverKind::RulesBased => (self.rules.iter().any(|r| class <= r.max_risk), 1),
+                ApproverKind::LlmEvaluation => (llm_available, 1),
+            };
+            if usable {
+                approvers.push(kind);
+                capacity += votes;
+                if kind == ApproverKind::UserRequest {
+                    people = votes;
+                }
+            }
+        }
+        let names: Vec<&str> = approvers.iter().map(|k| k.as_str()).collect();
+        if require_user && !approvers.contains(&ApproverKind::UserRequest) {
+            return Err(InsufficientFactors {
+                detail: format!(
+                    "{class} calls need a person's approval, but user_request is not an active \
+                     approver (active: {}); enable it in [approvals] allowed_approvers or drop \
+                     {class} from require_user",
+                    list_or_none(&names)
+                ),
+            });
+        }
+        if require_user && people == 0 {
+            return Err(InsufficientFactors {
+                detail: format!(
+                    "{class} calls need a person's approval, but the only operators named in \
+                     [approvals] operators asked for this call themselves; name another operator"
+                ),
+            });
+        }
+        if u64::from(min_approvals) > capacity {
+            return Err(InsufficientFactors {
+                detail: format!(
+                    "{class} calls need {min_approvals} approvals but the active approvers ({}) \
+                     can give only {capacity}; add approvers or operators in [approvals], or \
+                     lower quorum.{class}",
+                    list_or_none(&names)
+                ),
+            });
+        }
+        Ok(QuorumRule {
+            min_approvals,
+            require_user,
+            approvers,
+            operators: self.operators.clone(),
+        })
+    }
+
     /// How many distinct approvers a call of this risk class needs; always
     /// at least 1 (defaults: R0–R3 need 1, R4 needs 2).
     pub fn quorum(&self, class: RiskClass) -> u32 {
@@ -375,4 +456,12 @@ fn approver_kinds(
         }
     }
     Ok(kinds)
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
 }

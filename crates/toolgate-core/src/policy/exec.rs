@@ -21,6 +21,7 @@
 
 use crate::paths::{Env, normalize_abs};
 use crate::shell::{RedirectKind, SimpleCommand, Word};
+use crate::wildcard::{is_glob, path_match};
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
@@ -169,11 +170,6 @@ fn is_pathlike(s: &str) -> bool {
         || s.starts_with("$PWD")
         || s.starts_with("${PWD}")
         || s.contains('/')
-}
-
-/// True when an unquoted word contains shell pathname-expansion characters.
-fn has_glob_chars(s: &str) -> bool {
-    s.contains(['*', '?', '['])
 }
 
 /// One argument of a command, classified.
@@ -497,7 +493,7 @@ fn positional_eq<'r>(
             None => res.resolve(&rule.text),
         })
         .as_deref();
-    let glob = has_glob_chars(&w.text);
+    let glob = is_glob(&w.text);
     // The common case — a plain relative word in a known directory against a
     // resolved rule path — compares without building the joined path.
     if let (Some(target), Some(cwd)) = (rule_path, res.cwd)
@@ -519,12 +515,12 @@ fn positional_eq<'r>(
                 // `rm -rf /etc/*` removes what the glob expands to: any rule
                 // path the glob can match, and, for a trailing `/*`, the
                 // directory it empties.
-                if rule_path != "/" && wild_match(&word_path, rule_path) {
+                if rule_path != "/" && path_match(&word_path, rule_path) {
                     return true;
                 }
                 if let Some(dir) = word_path.strip_suffix("/*") {
                     let dir = if dir.is_empty() { "/" } else { dir };
-                    return !has_glob_chars(dir) && dir == rule_path;
+                    return !is_glob(dir) && dir == rule_path;
                 }
             }
             false
@@ -542,7 +538,7 @@ fn positional_eq<'r>(
             Some(rel) => is_suffix_path(&word_path, &rel),
         },
         (None, None) => match (fold_relative(&rule.text), fold_relative(&w.text)) {
-            (Some(r), Some(x)) => r == x || (glob && wild_match(&x, &r)),
+            (Some(r), Some(x)) => r == x || (glob && path_match(&x, &r)),
             _ => true,
         },
     }
@@ -554,11 +550,6 @@ fn is_suffix_path(path: &str, rel: &str) -> bool {
     path.len() > rel.len()
         && path.ends_with(rel)
         && path.as_bytes()[path.len() - rel.len() - 1] == b'/'
-}
-
-/// Shell pathname matching: `*` and `?` never cross `/`, `[…]` is a class.
-fn wild_match(pat: &str, text: &str) -> bool {
-    crate::catalogue::sets::wildcard_match(pat, text)
 }
 
 #[cfg(test)]
@@ -829,19 +820,5 @@ mod tests {
         assert_eq!(join_eq("/", "x", "/x"), Some(true));
         let deep = "d/".repeat(60);
         assert_eq!(join_eq("/", &deep, "/"), None);
-    }
-
-    #[test]
-    fn wild_match_never_crosses_slash() {
-        assert!(wild_match("/*", "/etc"));
-        assert!(!wild_match("/*", "/etc/passwd"));
-        assert!(wild_match("/e?c", "/etc"));
-        assert!(wild_match("/[ab]in", "/bin"));
-        assert!(wild_match("/home/*/x", "/home/dev/x"));
-        assert!(!wild_match("/home/*/x", "/home/a/b/x"));
-        assert!(wild_match("/x*", "/x"));
-        assert!(!wild_match("/x", "/x/y"));
-        assert!(wild_match("/[", "/["));
-        assert!(wild_match("/a[]b]c", "/a]c"));
     }
 }

@@ -1,6 +1,8 @@
-//! Policy files (DESIGN.md §3): allow / ask / deny rules in the permission
-//! syntax people know from Claude Code, never-block and always-ask lists,
-//! the escalation threshold, approval settings, and `[[test]]` cases.
+//! Policy files: allow / ask / deny rules in the permission syntax people
+//! know from Claude Code, never-block and always-ask lists, the escalation
+//! threshold, approval settings, and `[[test]]` cases (docs/cli.md,
+//! "Policies"). Deny wins over ask and ask over allow; in a compound shell
+//! command every simple command is judged and the strictest answer stands.
 //!
 //! Parsing is strict: an unknown key anywhere, a rule that does not parse, a
 //! value out of range is an error with the file, line and column of the
@@ -77,7 +79,18 @@ pub enum RuleList {
 }
 
 /// What a `[[test]]` case expects the decision to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
 pub enum Expectation {
     /// `"allow"`
     Allow,
@@ -92,23 +105,12 @@ pub enum Expectation {
 impl Expectation {
     /// Parses `allow`, `block`, `escalate` or `stop` (ASCII case ignored).
     pub fn parse(s: &str) -> Option<Expectation> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "allow" => Some(Expectation::Allow),
-            "block" => Some(Expectation::Block),
-            "escalate" => Some(Expectation::Escalate),
-            "stop" => Some(Expectation::Stop),
-            _ => None,
-        }
+        s.trim().parse().ok()
     }
 
     /// The lowercase name as written in policies.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Expectation::Allow => "allow",
-            Expectation::Block => "block",
-            Expectation::Escalate => "escalate",
-            Expectation::Stop => "stop",
-        }
+        self.into()
     }
 
     /// Whether a verdict satisfies the expectation.
@@ -519,10 +521,4 @@ fn friendly_type_message(msg: &str) -> String {
         e => e,
     };
     format!("{head}, expected {want}")
-}
-
-/// The hosts a URL could reach, as the lenient (browser) and classic (curl)
-/// parsers each read it; used by the catalogue's URL rules.
-pub(crate) fn url_hosts(url: &str) -> Vec<String> {
-    url::hosts(url)
 }

@@ -1,5 +1,5 @@
-//! `[approvals.routing]`: where a pending approval is sent (seed 001's
-//! approval router).
+//! `[approvals.routing]`: where a pending approval is sent (the daemon's
+//! approval router; docs/channels.md).
 //!
 //! ```toml
 //! [approvals.routing]
@@ -30,7 +30,18 @@ use super::error::{ErrorKind, PolicyError};
 use crate::model::RiskClass;
 
 /// Which targets a request goes to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum RoutingMode {
     /// The configured operator targets.
     #[default]
@@ -44,11 +55,7 @@ pub enum RoutingMode {
 impl RoutingMode {
     /// The policy-file name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            RoutingMode::Targets => "targets",
-            RoutingMode::Session => "session",
-            RoutingMode::Both => "both",
-        }
+        self.into()
     }
 }
 
@@ -137,11 +144,9 @@ pub(super) fn parse_routing(
         }
     }
     if let Some(m) = table.get("mode") {
-        out.mode = match m.as_str() {
-            Some("targets") => RoutingMode::Targets,
-            Some("session") => RoutingMode::Session,
-            Some("both") => RoutingMode::Both,
-            _ => {
+        out.mode = match m.as_str().and_then(|s| s.parse().ok()) {
+            Some(mode) => mode,
+            None => {
                 return Err(err(
                     ErrorKind::Value,
                     format!(

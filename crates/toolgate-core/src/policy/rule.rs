@@ -42,6 +42,7 @@ use super::url::UrlSpec;
 use crate::normalize::{NormalizedCall, ToolKind, kind_of, split_mcp};
 use crate::paths::Env;
 use crate::shell::SimpleCommand;
+use crate::wildcard::star_match;
 use globset::{GlobBuilder, GlobMatcher};
 
 const HOW: &str = "write rules as Tool(specifier), e.g. exec(git push:*)";
@@ -153,27 +154,6 @@ fn is_interchangeable_kind(kind: ToolKind) -> bool {
         kind,
         ToolKind::Exec | ToolKind::Read | ToolKind::Write | ToolKind::Fetch | ToolKind::Search
     )
-}
-
-/// `*` matches any run of characters; everything else literally.
-fn star_match(pat: &str, text: &str) -> bool {
-    let mut parts = pat.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else {
-        return false;
-    };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else {
-        // No star at all.
-        return rest.is_empty();
-    };
-    for p in parts {
-        match rest.find(p) {
-            Some(i) => rest = &rest[i + p.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 fn valid_tool_char(c: char) -> bool {
@@ -389,12 +369,6 @@ impl Rule {
             names.extend(r.spec().vocabulary.iter().map(|(n, _)| *n));
         }
         names
-    }
-
-    /// True when the rule has no specifier (or `*`): it matches every call of
-    /// the tools it applies to.
-    pub fn is_any_call(&self) -> bool {
-        matches!(self.spec, Spec::Any)
     }
 
     /// True when the tool part of the rule covers the call's tool (see the

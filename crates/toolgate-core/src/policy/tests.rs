@@ -1,4 +1,4 @@
-//! Policy-level tests: the example from DESIGN.md, every error path with its
+//! Policy-level tests: the example in `policy/mod.rs`'s docs, every error path with its
 //! exact location, and never-panic properties.
 
 use super::*;

@@ -1,20 +1,20 @@
-//! The profile's layers on one call (seed 002), in order: tool policy
+//! The profile's layers on one call (docs/profiles.md), in order: tool policy
 //! lockdown, exec allowlist, sandbox posture, safety guard (autonomy
 //! tiers), audit. Each writes a verdict with its layer name even when it
 //! passes or is switched off; the first that blocks ends the walk (later
-//! layers are not consulted, as the seed's engine short-circuits).
+//! layers are not consulted).
 
 use super::Profile;
 use super::model::Tier;
-use crate::engine::LayerVerdict;
+use crate::model::LayerVerdict;
 use crate::model::{Layer, RiskClass, Verdict};
 use crate::normalize::NormalizedCall;
 use crate::paths::Env;
 use crate::posture::Posture;
 use crate::shell;
 
-/// Read-only programs the exec allowlist always admits (seed 002's base
-/// set less `git`, whose subcommands, hooks and `GIT_*` variables run other
+/// Read-only programs the exec allowlist always admits (a base set of
+/// read-only tools, less `git`, whose subcommands, hooks and `GIT_*` variables run other
 /// programs and reach the network; add it to `exec_allowlist` knowingly).
 pub const BASE_ALLOWLIST: &[&str] = &[
     "cat", "ls", "head", "tail", "wc", "grep", "find", "pwd", "echo", "date",

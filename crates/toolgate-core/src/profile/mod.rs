@@ -1,4 +1,4 @@
-//! Scope profiles (seed 002): a Markdown file whose YAML frontmatter says
+//! Scope profiles (docs/profiles.md): a Markdown file whose YAML frontmatter says
 //! on whose behalf the agent acts, which actions it may take, how
 //! autonomously, and which hardening layers are on. The policy file names
 //! it (`profile = "…"`); the caller reads the file and hands the text in.

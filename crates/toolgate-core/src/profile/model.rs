@@ -1,4 +1,4 @@
-//! The scope profile's shape (seed 002's "CANS" document): who the agent
+//! The scope profile's shape (docs/profiles.md): who the agent
 //! acts for, what it may and may not do, how autonomously per kind of
 //! action, and which hardening layers are on. Every table refuses unknown
 //! keys: a typo must not silently switch a layer off.
@@ -77,8 +77,11 @@ pub struct Scope {
 }
 
 /// How autonomously an action class may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Tier {
     /// Within scope, it runs.
     Autonomous,
@@ -91,15 +94,11 @@ pub enum Tier {
 impl Tier {
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Autonomous => "autonomous",
-            Tier::Supervised => "supervised",
-            Tier::Manual => "manual",
-        }
+        self.into()
     }
 }
 
-/// The hardening switches (seed 002's six layers, and `require_sandbox`).
+/// The hardening switches (one per profile layer, and `require_sandbox`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Hardening {

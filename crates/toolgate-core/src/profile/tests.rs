@@ -278,7 +278,7 @@ fn the_protocol_text_stays_short_however_long_the_profile() {
         text.contains("Permitted: action-0-") && text.contains("…"),
         "{text}"
     );
-    // Seed 002: under 500 tokens (~4 characters a token).
+    // The protocol text stays under 500 tokens (~4 characters a token).
     assert!(
         text.len() < 2000 * 2 && text.split_whitespace().count() < 500,
         "{}",

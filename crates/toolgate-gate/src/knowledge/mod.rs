@@ -1,4 +1,4 @@
-//! The I/O half of the knowledge gate (seed 004): finding the SOPs and
+//! The I/O half of the knowledge gate (docs/knowledge.md): finding the SOPs and
 //! memories that apply to a call (SOP files cached and re-read when they
 //! change, memory searches cached until a memory changes), counting what
 //! happened for metrics, and acknowledging what was shown. What to do with
@@ -43,7 +43,7 @@ pub struct Lookup {
 
 /// At most this many SOPs are shown for one call (the first in rule,
 /// project, service order): knowledge nobody reads to the end is not read.
-pub const MAX_SOPS_PER_CALL: usize = 8;
+pub(crate) const MAX_SOPS_PER_CALL: usize = 8;
 
 /// Memory searches kept before the cache starts over.
 const MAX_CACHED_SEARCHES: usize = 1024;

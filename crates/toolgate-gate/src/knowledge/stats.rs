@@ -1,4 +1,4 @@
-//! Counters of the knowledge gate (seed 004 FR-008): calls intercepted,
+//! Counters of the knowledge gate (docs/knowledge.md, "Metrics"): calls intercepted,
 //! knowledge injected, held and acknowledged, lookup time and cache hits.
 //! In memory, per process; the audit log is the durable record.
 

@@ -16,7 +16,7 @@ use toolgate_store_sqlite::{SqliteStore, SyncMode};
 /// conformance kit, written once against the [`Store`] trait. Each backend
 /// must pass them; `TOOLGATE_TEST_STORE` names the backend (`sqlite`, the
 /// default).
-pub fn backend() -> String {
+pub(crate) fn backend() -> String {
     std::env::var("TOOLGATE_TEST_STORE").unwrap_or_else(|_| "sqlite".to_string())
 }
 
@@ -47,23 +47,28 @@ fn schema_for(dir: &Path) -> String {
 }
 
 /// A fresh temporary directory (and, on PostgreSQL, the schema standing
-/// for it), removed when dropped.
-pub struct TempDir(pub std::path::PathBuf);
+/// for it), removed when dropped: the schema by this guard's `Drop`, the
+/// directory by the `tempfile` guard it holds, dropped right after.
+pub(crate) struct TempDir(pub std::path::PathBuf, tempfile::TempDir);
 
 impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
+    pub(crate) fn new(tag: &str) -> TempDir {
+        // The name ends in 16 random hex digits, which name the PostgreSQL
+        // schema too (`schema_for`): tempfile adds no characters of its own.
         let mut b = [0u8; 8];
         getrandom::fill(&mut b).unwrap();
         let name = toolgate_core::hex::hex(&b);
-        let p = std::env::temp_dir().join(format!("toolgate-test-{tag}-{name}"));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("toolgate-test-{tag}-{name}"))
+            .rand_bytes(0)
+            .tempdir()
+            .unwrap();
+        TempDir(dir.path().to_path_buf(), dir)
     }
 }
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
         if backend() == "postgres" {
             drop_schema(&schema_for(&self.0));
         }
@@ -87,12 +92,12 @@ fn drop_schema(schema: &str) {
     });
 }
 
-pub const T0: i64 = 1_800_000_000_000;
+pub(crate) const T0: i64 = 1_800_000_000_000;
 
 /// True, with a line saying so, when the kit runs on a backend other than
 /// SQLite: for the few tests that look into (or tamper with) the SQLite file
 /// itself, which each backend's own tests cover in its own terms.
-pub fn not_sqlite(why: &str) -> bool {
+pub(crate) fn not_sqlite(why: &str) -> bool {
     let b = backend();
     if b == "sqlite" {
         return false;
@@ -103,7 +108,7 @@ pub fn not_sqlite(why: &str) -> bool {
 
 /// A handle on the state kept at `dir` (the test's own place): each call
 /// opens another one on the same state, as another process would.
-pub fn store(dir: &Path) -> Arc<dyn Store> {
+pub(crate) fn store(dir: &Path) -> Arc<dyn Store> {
     match backend().as_str() {
         "sqlite" => Arc::new(SqliteStore::open(dir, SyncMode::Normal).unwrap()),
         "postgres" => Arc::new(
@@ -117,13 +122,13 @@ pub fn store(dir: &Path) -> Arc<dyn Store> {
     }
 }
 
-pub fn engine(policy: &str) -> Arc<Engine> {
+pub(crate) fn engine(policy: &str) -> Arc<Engine> {
     Arc::new(Engine::new(
         Policy::from_toml_str(policy, "test.toml").unwrap(),
     ))
 }
 
-pub fn gate(store: Arc<dyn Store>, policy: &str, clock: Arc<ManualClock>) -> Gate {
+pub(crate) fn gate(store: Arc<dyn Store>, policy: &str, clock: Arc<ManualClock>) -> Gate {
     Gate::new(
         engine(policy),
         store,
@@ -132,7 +137,7 @@ pub fn gate(store: Arc<dyn Store>, policy: &str, clock: Arc<ManualClock>) -> Gat
     )
 }
 
-pub fn exec(cmd: &str) -> ToolCall {
+pub(crate) fn exec(cmd: &str) -> ToolCall {
     serde_json::from_value(json!({
         "tool": "exec",
         "params": {"command": cmd},
@@ -143,13 +148,13 @@ pub fn exec(cmd: &str) -> ToolCall {
     .unwrap()
 }
 
-pub fn approval_id(d: &Decision) -> toolgate_core::approval::ApprovalId {
+pub(crate) fn approval_id(d: &Decision) -> toolgate_core::approval::ApprovalId {
     assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
     let id = &d.approval.as_ref().expect("escalation has an approval").id;
     toolgate_core::approval::ApprovalId::parse(id).unwrap()
 }
 
-pub fn person(name: &str, approve: bool) -> VoteInput {
+pub(crate) fn person(name: &str, approve: bool) -> VoteInput {
     VoteInput {
         identity: name.to_string(),
         approve,
@@ -159,10 +164,10 @@ pub fn person(name: &str, approve: bool) -> VoteInput {
     }
 }
 
-pub fn now(c: &dyn Clock) -> i64 {
+pub(crate) fn now(c: &dyn Clock) -> i64 {
     c.now_ms()
 }
 
-pub fn dyn_store(s: &Arc<dyn Store>) -> &dyn Store {
+pub(crate) fn dyn_store(s: &Arc<dyn Store>) -> &dyn Store {
     &**s
 }

@@ -1,4 +1,4 @@
-//! Emergency bypass (seed 004), operators only: lift named layers for a
+//! Emergency bypass (docs/approvals.md), operators only: lift named layers for a
 //! while, or approve one approval at once, always with a reason; listed in
 //! `/v1/state` and shown as a banner in the control UI until it lapses.
 

@@ -5,7 +5,7 @@ use crate::api::query;
 use crate::app::App;
 use crate::auth::Role;
 use crate::error::ApiError;
-use crate::records::{DecisionFilter, decisions as read_decisions};
+use crate::records::decisions as read_decisions;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, Uri, header};
@@ -19,7 +19,7 @@ use toolgate_core::time::rfc3339_ms;
 #[derive(Debug, Deserialize)]
 struct DecisionsQuery {
     #[serde(flatten)]
-    filter: DecisionFilter,
+    filter: toolgate_store::DecisionFields,
     before: Option<u64>,
     limit: Option<usize>,
 }

@@ -10,19 +10,19 @@ use toolgate_core::model::RiskClass;
 use toolgate_store_postgres::PostgresStore;
 
 /// The variable naming the test database.
-pub const URL_VAR: &str = "TOOLGATE_TEST_POSTGRES_URL";
+pub(crate) const URL_VAR: &str = "TOOLGATE_TEST_POSTGRES_URL";
 
-pub const T0: i64 = 1_800_000_000_000;
+pub(crate) const T0: i64 = 1_800_000_000_000;
 
 /// A schema of the test's own, dropped (with everything in it) on drop.
-pub struct Db {
+pub(crate) struct Db {
     pub url: String,
     pub schema: String,
 }
 
 /// The test's database, or `None` (with a line saying the test was
 /// skipped, and why) when the variable is unset.
-pub fn db(test: &str) -> Option<Db> {
+pub(crate) fn db(test: &str) -> Option<Db> {
     let Ok(url) = std::env::var(URL_VAR) else {
         eprintln!(
             "skipped {test}: {URL_VAR} is unset (set it to a PostgreSQL database, \
@@ -38,13 +38,13 @@ pub fn db(test: &str) -> Option<Db> {
 
 impl Db {
     /// A new handle on the test's schema, as another process would open.
-    pub fn store(&self) -> PostgresStore {
+    pub(crate) fn store(&self) -> PostgresStore {
         PostgresStore::connect_in_schema(&self.url, &self.schema).unwrap()
     }
 
     /// Runs SQL in the test's schema on a connection of its own, outside
     /// the store (to look at or tamper with what it wrote).
-    pub fn sql(&self, sql: &str) -> Vec<tokio_postgres::SimpleQueryMessage> {
+    pub(crate) fn sql(&self, sql: &str) -> Vec<tokio_postgres::SimpleQueryMessage> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -65,7 +65,7 @@ impl Db {
     }
 
     /// The first column of each row `sql` returns.
-    pub fn column(&self, sql: &str) -> Vec<String> {
+    pub(crate) fn column(&self, sql: &str) -> Vec<String> {
         self.sql(sql)
             .into_iter()
             .filter_map(|m| match m {
@@ -105,7 +105,7 @@ impl Drop for Db {
 }
 
 /// An approval id from a small number (distinct numbers, distinct ids).
-pub fn id(n: u8) -> ApprovalId {
+pub(crate) fn id(n: u8) -> ApprovalId {
     let mut b = [0u8; 16];
     b[0] = n;
     b[15] = 0xa5;
@@ -113,14 +113,14 @@ pub fn id(n: u8) -> ApprovalId {
 }
 
 /// A binding hash from a small number.
-pub fn binding(n: u8) -> BindingHash {
+pub(crate) fn binding(n: u8) -> BindingHash {
     BindingHash([n; 32])
 }
 
 /// A pending approval created at `created_ms`, expiring an hour later
 /// (built from JSON, so fields added later with defaults need no change
 /// here).
-pub fn approval(id: ApprovalId, binding: BindingHash, created_ms: i64) -> Approval {
+pub(crate) fn approval(id: ApprovalId, binding: BindingHash, created_ms: i64) -> Approval {
     serde_json::from_value(json!({
         "id": id,
         "binding": binding,
@@ -150,7 +150,7 @@ pub fn approval(id: ApprovalId, binding: BindingHash, created_ms: i64) -> Approv
 }
 
 /// `a` approved at `now_ms`, usable for its window.
-pub fn approved(mut a: Approval, now_ms: i64) -> Approval {
+pub(crate) fn approved(mut a: Approval, now_ms: i64) -> Approval {
     a.state = ApprovalState::Approved;
     a.usable_until_ms = Some(now_ms + a.window_ms);
     a.resolved_ms = Some(now_ms);

@@ -6,26 +6,26 @@ use std::path::{Path, PathBuf};
 
 /// The parts of a `toolgate … hook <runtime> …` command doctor needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookCommand {
+pub(super) struct HookCommand {
     /// Every word, unquoted.
     pub words: Vec<String>,
 }
 
 impl HookCommand {
     /// Splits `cmd` into words.
-    pub fn parse(cmd: &str) -> HookCommand {
+    pub(super) fn parse(cmd: &str) -> HookCommand {
         HookCommand {
             words: shell_words(cmd),
         }
     }
 
     /// The program (first word).
-    pub fn program(&self) -> Option<&str> {
+    pub(super) fn program(&self) -> Option<&str> {
         self.words.first().map(String::as_str)
     }
 
     /// The value given to `flag` (`--flag VALUE` or `--flag=VALUE`).
-    pub fn flag(&self, flag: &str) -> Option<&str> {
+    pub(super) fn flag(&self, flag: &str) -> Option<&str> {
         let eq = format!("{flag}=");
         self.words.iter().enumerate().find_map(|(i, w)| {
             if w == flag {
@@ -40,7 +40,7 @@ impl HookCommand {
 /// Splits a command line as a POSIX shell does for plain words, single and
 /// double quotes and backslashes (what `toolgate install` writes, and what
 /// people type). Expansions are left as they are.
-pub fn shell_words(cmd: &str) -> Vec<String> {
+pub(super) fn shell_words(cmd: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut any = false;
@@ -101,7 +101,7 @@ pub fn shell_words(cmd: &str) -> Vec<String> {
 /// project directory: `~/` expanded, a relative path with a slash taken
 /// from the project, a bare name looked up in `$PATH`. An error says why it
 /// cannot run.
-pub fn locate(program: &str, ctx: &Ctx) -> Result<PathBuf, String> {
+pub(super) fn locate(program: &str, ctx: &Ctx) -> Result<PathBuf, String> {
     let path = if let Some(rest) = program.strip_prefix("~/") {
         match ctx.home() {
             Some(h) => h.join(rest),

@@ -16,7 +16,7 @@ use toolgate_core::hooks::{Runtime, Spec, cursor};
 
 /// Whose settings a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(super) enum Scope {
     /// The user's (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`, …).
     User,
     /// The project's (`.claude/settings.json`, `.codex/hooks.json`, …).
@@ -25,7 +25,7 @@ pub enum Scope {
 
 /// A settings file that exists and was read.
 #[derive(Debug)]
-pub struct Settings {
+pub(super) struct Settings {
     /// Where it is.
     pub path: PathBuf,
     /// Whose it is.
@@ -40,7 +40,7 @@ pub struct Settings {
 /// One thing found about a settings file: a problem, or at `Level::Ok` a
 /// fact for the file's summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Note {
+pub(super) struct Note {
     /// How bad it is.
     pub level: Level,
     /// What was found.
@@ -51,7 +51,7 @@ pub struct Note {
 
 impl Note {
     /// A fact for the summary.
-    pub fn ok(message: String) -> Note {
+    pub(super) fn ok(message: String) -> Note {
         Note {
             level: Level::Ok,
             message,
@@ -60,7 +60,7 @@ impl Note {
     }
 
     /// A problem at `level`, fixed by `fix`.
-    pub fn at(level: Level, message: String, fix: &str) -> Note {
+    pub(super) fn at(level: Level, message: String, fix: &str) -> Note {
         Note {
             level,
             message,
@@ -70,7 +70,7 @@ impl Note {
 }
 
 /// Every finding for one runtime.
-pub fn check(spec: &'static Spec, ctx: &Ctx, asked: bool) -> Vec<Finding> {
+pub(super) fn check(spec: &'static Spec, ctx: &Ctx, asked: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let finding = |path: &Path, n: Note| Finding {
         runtime: spec.name,
@@ -244,7 +244,7 @@ fn not_installed(spec: &Spec, ctx: &Ctx, paths: &[(PathBuf, Scope)], asked: bool
 
 /// The `toolgate install` command that rewrites toolgate's entry in `path`,
 /// keeping the settings the current `entry` carries on its command line.
-pub fn install_command(
+pub(super) fn install_command(
     spec: &Spec,
     ctx: &Ctx,
     path: &Path,

@@ -17,7 +17,7 @@ const MAX_DEPTH: usize = 128;
 
 /// Why a text is not JSON5, and where (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Json5Error {
+pub(super) struct Json5Error {
     /// The line the problem is on.
     pub line: usize,
     /// The column (in characters) on that line.
@@ -37,7 +37,7 @@ impl std::fmt::Display for Json5Error {
 }
 
 /// Parses one JSON5 value (the whole text).
-pub fn parse(text: &str) -> Result<Value, Json5Error> {
+pub(super) fn parse(text: &str) -> Result<Value, Json5Error> {
     let mut p = Parser { src: text, i: 0 };
     p.skip_blank()?;
     let v = p.value(0)?;
@@ -50,7 +50,7 @@ pub fn parse(text: &str) -> Result<Value, Json5Error> {
 
 /// `text` with its `//` and `/* */` comments (outside strings) blanked
 /// out, line breaks kept: what Gemini CLI does before `JSON.parse`.
-pub fn strip_comments(text: &str) -> String {
+pub(super) fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut quote: Option<char> = None;

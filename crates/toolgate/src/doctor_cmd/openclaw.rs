@@ -17,7 +17,7 @@ const ID: &str = "toolgate";
 const NAME: &str = "openclaw";
 
 /// Every finding for OpenClaw.
-pub fn check(ctx: &Ctx, asked: bool) -> Vec<Finding> {
+pub(super) fn check(ctx: &Ctx, asked: bool) -> Vec<Finding> {
     let Some(config) = config_path(ctx) else {
         return vec![Finding {
             runtime: NAME,

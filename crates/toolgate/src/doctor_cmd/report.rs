@@ -6,7 +6,7 @@ use serde::Serialize;
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub(super) enum Level {
     /// Installed, and the runtime runs it fail-closed.
     Ok,
     /// Fail-closed, but weaker than it should be, or not installed (when no
@@ -19,7 +19,7 @@ pub enum Level {
 
 /// One thing doctor found. The JSON form always has all five fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub(super) struct Finding {
     /// The runtime's CLI name (`claude-code`, `codex`, `gemini`, `cursor`,
     /// `openclaw`).
     pub runtime: &'static str,
@@ -34,17 +34,17 @@ pub struct Finding {
 }
 
 /// The exit code: 1 when any finding is an error, else 0.
-pub fn exit_code(findings: &[Finding]) -> u8 {
+pub(super) fn exit_code(findings: &[Finding]) -> u8 {
     u8::from(findings.iter().any(|f| f.level == Level::Error))
 }
 
 /// The findings as one pretty-printed JSON array.
-pub fn json(findings: &[Finding]) -> String {
+pub(super) fn json(findings: &[Finding]) -> String {
     serde_json::to_string_pretty(findings).expect("findings serialize")
 }
 
 /// The findings for a person: one block per finding, then a summary line.
-pub fn text(findings: &[Finding]) -> String {
+pub(super) fn text(findings: &[Finding]) -> String {
     let mut out = String::new();
     let width = findings.iter().map(|f| f.runtime.len()).max().unwrap_or(0);
     for f in findings {

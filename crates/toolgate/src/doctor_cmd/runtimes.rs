@@ -6,7 +6,7 @@
 mod codex;
 mod gemini;
 
-pub use gemini::gemini_env;
+pub(super) use gemini::gemini_env;
 #[cfg(test)]
 use gemini::{Trust, gemini_trust};
 
@@ -20,7 +20,7 @@ use toolgate_core::hooks::{Runtime, Spec};
 
 /// Settings that turn toolgate's hooks off wherever they are registered,
 /// with the file that holds each.
-pub fn switches(
+pub(super) fn switches(
     spec: &Spec,
     ctx: &Ctx,
     files: &[Settings],
@@ -35,7 +35,7 @@ pub fn switches(
 
 /// Notes about one file holding toolgate entries that depend on the
 /// runtime: Codex's trust, Gemini's folder trust.
-pub fn file_notes(
+pub(super) fn file_notes(
     spec: &Spec,
     ctx: &Ctx,
     file: &Settings,

@@ -55,7 +55,7 @@ enum Outcome {
 }
 
 /// The proxy's shared state.
-pub struct Proxy {
+pub(super) struct Proxy {
     decider: Arc<Decider>,
     session: Mutex<McpSession>,
     wait: Duration,
@@ -76,7 +76,7 @@ const ELICIT_PREFIX: &str = "toolgate-elicit-";
 impl Proxy {
     /// A proxy deciding with `decider`, holding escalations up to `wait`
     /// (at most `max_waiting` at once).
-    pub fn new(
+    pub(super) fn new(
         decider: Decider,
         session: McpSession,
         wait: Duration,
@@ -98,7 +98,7 @@ impl Proxy {
     }
 
     /// Ends every held call without an answer (the client left).
-    pub fn cancel_all(&self) {
+    pub(super) fn cancel_all(&self) {
         for c in lock(&self.held).values() {
             c.cancel();
         }
@@ -108,7 +108,7 @@ impl Proxy {
     /// re-serialized from what the proxy parsed, never as the client's
     /// bytes: a server whose reader splits lines at a bare `\r`, or matches
     /// keys loosely, cannot see anything the proxy did not.
-    pub async fn from_client(self: &Arc<Self>, line: &[u8]) {
+    pub(super) async fn from_client(self: &Arc<Self>, line: &[u8]) {
         let msg = match toolgate_core::input::parse_json(line) {
             Ok(v) => v,
             Err(e) => {
@@ -241,7 +241,7 @@ impl Proxy {
     }
 
     /// Sends the client a JSON-RPC error.
-    pub async fn reply_error(&self, id: Value, code: i64, message: &str) {
+    pub(super) async fn reply_error(&self, id: Value, code: i64, message: &str) {
         self.to_client(&error_message(id, code, message)).await;
     }
 

@@ -4,14 +4,14 @@
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// Reads lines of at most `max` bytes.
-pub struct LineReader<R> {
+pub(super) struct LineReader<R> {
     inner: BufReader<R>,
     max: usize,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Lines from `reader`, each at most `max` bytes.
-    pub fn new(reader: R, max: usize) -> Self {
+    pub(super) fn new(reader: R, max: usize) -> Self {
         LineReader {
             inner: BufReader::with_capacity(64 * 1024, reader),
             max,
@@ -21,7 +21,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// The next non-blank line without its line ending: `Ok(Some(Ok(line)))`;
     /// `Ok(Some(Err(len)))` for a line over the limit (skipped whole);
     /// `Ok(None)` at the end of input.
-    pub async fn next(&mut self) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+    pub(super) async fn next(&mut self) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
         loop {
             let mut line = Vec::new();
             let mut len = 0usize;

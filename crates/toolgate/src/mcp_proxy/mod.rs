@@ -39,7 +39,7 @@ const SERVER_EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Arguments of `toolgate mcp-proxy`.
 #[derive(Debug, Args)]
-pub struct McpProxyArgs {
+pub(crate) struct McpProxyArgs {
     /// The server's name in judged tool names (`mcp__<NAME>__<tool>`);
     /// default: the command's file name.
     #[arg(long)]
@@ -68,7 +68,7 @@ pub struct McpProxyArgs {
 
 /// Runs the proxy until the client or the server goes away; exits with the
 /// server's status.
-pub fn run(args: McpProxyArgs, data: &DataDirArgs) -> ExitCode {
+pub(crate) fn run(args: McpProxyArgs, data: &DataDirArgs) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

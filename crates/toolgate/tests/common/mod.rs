@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 /// A running `toolgate serve`, killed when dropped.
-pub struct Daemon {
+pub(crate) struct Daemon {
     /// The process.
     pub child: Child,
     /// `HOST:PORT` it announced.
@@ -23,7 +23,7 @@ impl Drop for Daemon {
 /// Starts `toolgate serve ARGS` with the toolgate environment cleared and
 /// `env` set, and reads its announcement; `Err` carries stderr when it
 /// exits instead.
-pub fn spawn<V: AsRef<OsStr>>(args: &[&str], env: &[(&str, V)]) -> Result<Daemon, String> {
+pub(crate) fn spawn<V: AsRef<OsStr>>(args: &[&str], env: &[(&str, V)]) -> Result<Daemon, String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     cmd.arg("serve").args(args);
     cmd.env_remove("TOOLGATE_AGENT_TOKEN")

@@ -141,18 +141,6 @@ fn applies_to_tool_table() {
 }
 
 #[test]
-fn star_match_basics() {
-    assert!(star_match("*", ""));
-    assert!(star_match("a*", "abc"));
-    assert!(star_match("*c", "abc"));
-    assert!(star_match("a*c", "abc"));
-    assert!(star_match("a*b*c", "aXbYc"));
-    assert!(!star_match("a*b*c", "aXbY"));
-    assert!(!star_match("abc", "abcd"));
-    assert!(!star_match("a*a", "a"));
-}
-
-#[test]
 fn path_rules_any_for_deny_all_for_allow() {
     let e = env();
     let two = call(json!({"tool":"Read","params":{"paths":["src/a.rs","/etc/passwd"]}}));

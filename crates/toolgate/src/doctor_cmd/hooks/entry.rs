@@ -14,7 +14,7 @@ use toolgate_core::hooks::install::{Found, Shape, TimeoutUnit};
 use toolgate_core::hooks::{Runtime, Spec};
 
 /// The runtime's timeout when an entry sets none, where it is documented
-/// (INTEGRATIONS.md): Codex 600 s, Gemini CLI 60 s.
+/// (docs/integrations.md, "`toolgate doctor`"): Codex 600 s, Gemini CLI 60 s.
 fn default_timeout(runtime: Runtime) -> Option<Duration> {
     match runtime {
         Runtime::Codex => Some(Duration::from_secs(600)),
@@ -61,7 +61,7 @@ fn selects_all(spec: &Spec, matcher: Option<&str>) -> bool {
 /// The problems of one toolgate entry.
 /// The problems of one toolgate entry, named `at` in messages ("the
 /// PreToolUse entry").
-pub fn entry_notes(spec: &Spec, ctx: &Ctx, f: &Found, at: &str, fix: &str) -> Vec<Note> {
+pub(super) fn entry_notes(spec: &Spec, ctx: &Ctx, f: &Found, at: &str, fix: &str) -> Vec<Note> {
     let t = spec.install;
     let e = &f.entry;
     let mut notes = Vec::new();
@@ -296,7 +296,7 @@ fn show(d: Duration, unit: TimeoutUnit) -> String {
 
 /// The one line for a file whose entries are all fail-closed: what runs,
 /// for which events, with which timeout and switch, and `facts` (trust).
-pub fn summary(spec: &Spec, ctx: &Ctx, found: &[Found], facts: &[String]) -> String {
+pub(super) fn summary(spec: &Spec, ctx: &Ctx, found: &[Found], facts: &[String]) -> String {
     let t = spec.install;
     let mut events: Vec<String> = Vec::new();
     for event in t.events {

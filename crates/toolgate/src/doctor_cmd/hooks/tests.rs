@@ -18,7 +18,7 @@ pub(crate) struct Fixture {
 }
 
 impl Fixture {
-    pub fn new(tag: &str) -> Fixture {
+    pub(crate) fn new(tag: &str) -> Fixture {
         let root =
             std::env::temp_dir().join(format!("tg-doctor-unit-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
@@ -38,7 +38,7 @@ impl Fixture {
         }
     }
 
-    pub fn ctx(&self, extra: &[(&str, &str)]) -> Ctx {
+    pub(crate) fn ctx(&self, extra: &[(&str, &str)]) -> Ctx {
         let mut vars = vec![
             ("HOME", self.home.to_str().unwrap()),
             ("PATH", "/nonexistent"),
@@ -48,7 +48,7 @@ impl Fixture {
     }
 
     /// The settings file for `scope`.
-    pub fn path(&self, r: Runtime, scope: Scope) -> PathBuf {
+    pub(crate) fn path(&self, r: Runtime, scope: Scope) -> PathBuf {
         let t = r.spec().install;
         match scope {
             Scope::User => self.home.join(t.dir).join(t.file),
@@ -59,7 +59,7 @@ impl Fixture {
     /// Installs as `toolgate install` does, with `extra` after the
     /// runtime's name on the command line and a timeout of `secs`; for
     /// Codex, trusts the entries too.
-    pub fn install(&self, r: Runtime, scope: Scope, extra: &str, secs: u64) -> PathBuf {
+    pub(crate) fn install(&self, r: Runtime, scope: Scope, extra: &str, secs: u64) -> PathBuf {
         let spec = r.spec();
         let t = spec.install;
         let path = self.path(r, scope);
@@ -84,7 +84,7 @@ impl Fixture {
 
     /// Records Codex trust for every toolgate hook in `hooks`, from the same
     /// function doctor checks with. Fails loudly if it computes nothing.
-    pub fn trust(&self, hooks: &Path) {
+    pub(crate) fn trust(&self, hooks: &Path) {
         let spec = Runtime::Codex.spec();
         let settings = read_json(hooks).unwrap();
         let wanted = crate::codex_trust_cmd::wanted(hooks, &settings, spec);

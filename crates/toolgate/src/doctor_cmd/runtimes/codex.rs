@@ -12,7 +12,7 @@ use toolgate_core::hooks::install::Found;
 
 /// Codex: every toolgate hook needs a matching trust entry in config.toml,
 /// and a project's `.codex/hooks.json` is read only in a trusted project.
-pub fn codex_notes(
+pub(super) fn codex_notes(
     spec: &Spec,
     ctx: &Ctx,
     file: &Settings,

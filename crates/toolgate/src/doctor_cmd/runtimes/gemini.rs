@@ -16,7 +16,7 @@ use toolgate_core::hooks::install::Found;
 /// over the user's) and toolgate's hook named in `hooksConfig.disabled` (a
 /// union over the files). The workspace's file counts only in a trusted
 /// folder.
-pub fn gemini_switches(
+pub(super) fn gemini_switches(
     ctx: &Ctx,
     files: &[Settings],
     installed: &[(&Settings, Vec<Found>)],
@@ -92,7 +92,7 @@ pub fn gemini_switches(
 
 /// Gemini CLI's verdict on the project folder, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Trust {
+pub(super) enum Trust {
     /// Settings and hooks are loaded.
     Trusted(String),
     /// Explicitly untrusted: no project settings, no hooks.
@@ -108,7 +108,7 @@ pub enum Trust {
 /// folder trust switched off in the user's settings, then the most
 /// specific rule in `trustedFolders.json` (`TRUST_FOLDER`, `TRUST_PARENT`:
 /// the rule's parent, `DO_NOT_TRUST`), paths compared with links resolved.
-pub fn gemini_trust(ctx: &Ctx) -> Trust {
+pub(super) fn gemini_trust(ctx: &Ctx) -> Trust {
     if ctx.var("GEMINI_RESTRICTED_MODE") == Some("true") {
         return Trust::Untrusted("GEMINI_RESTRICTED_MODE=true".into());
     }
@@ -178,7 +178,7 @@ pub fn gemini_trust(ctx: &Ctx) -> Trust {
 
 /// Gemini CLI runs no hooks in a folder it does not trust, and reads a
 /// project's settings only in a trusted one.
-pub fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
+pub(super) fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
     let project = ctx.project.display();
     let tf = ctx
         .var("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
@@ -251,7 +251,7 @@ pub fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
 /// Gemini CLI removes `TOOLGATE_*` from a hook's environment under GitHub
 /// Actions (`GITHUB_SHA` set): a setting the hook takes from there must be
 /// on its command line.
-pub fn gemini_env(ctx: &Ctx, c: &HookCommand, fix: &str) -> Vec<Note> {
+pub(crate) fn gemini_env(ctx: &Ctx, c: &HookCommand, fix: &str) -> Vec<Note> {
     let actions = ctx.var("GITHUB_SHA").is_some();
     [
         (

@@ -10,23 +10,22 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, broadcast};
+use toolgate_bundle::Bundle;
 use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
 use toolgate_gate::{ADMIN, Clock, Gate, TOKEN_PREFIX};
 use toolgate_store::Store;
 
 /// Loads the policy the daemon decides with, running its `[[test]]` cases;
-/// the error says what is wrong with it.
-pub type PolicyLoader = Arc<dyn Fn() -> Result<Engine, String> + Send + Sync>;
+/// the error says what is wrong with it. The bundle names the files it was
+/// read from, which the daemon watches.
+pub type PolicyLoader = Arc<dyn Fn() -> Result<Bundle, String> + Send + Sync>;
 
 /// Where the policy comes from and how to reload it.
 #[derive(Clone)]
 pub struct PolicySource {
     /// Loads it (again).
     pub loader: PolicyLoader,
-    /// The file to watch for changes, if there is one (the built-in default
-    /// has none).
-    pub watch: Option<std::path::PathBuf>,
 }
 
 /// One live event, as sent on `/ws`, with what waiters need to filter it.
@@ -50,6 +49,12 @@ pub struct PolicyStatus {
     pub reloads: u64,
     /// Why the last reload was rejected, if it was (cleared by a good one).
     pub last_error: Option<String>,
+    /// The files the policy in force was read from (the policy, then the
+    /// scope profile it names); a change to any of them reloads.
+    pub sources: Vec<String>,
+    /// The files being watched for changes now: `sources`, less any that
+    /// could not be watched (reload those with SIGHUP).
+    pub watched: Vec<String>,
 }
 
 /// Everything handlers share.
@@ -76,6 +81,8 @@ pub struct App {
     pub policy: Mutex<PolicyStatus>,
     /// How to reload the policy.
     pub source: PolicySource,
+    /// The watchers of the policy's files, kept in step with its sources.
+    pub watchers: crate::watchers::Watchers,
     /// Open approvals, as last counted.
     pub pending: AtomicU64,
     /// The audit chain's length and head, as last seen.

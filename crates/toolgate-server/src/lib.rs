@@ -26,6 +26,7 @@ pub mod session;
 pub mod stats;
 pub mod ui;
 pub mod waiting_agents;
+pub mod watchers;
 pub mod ws;
 
 pub use app::{PolicyLoader, PolicySource};
@@ -111,10 +112,13 @@ impl Server {
     /// [`Server::run`]. Call inside a Tokio runtime.
     pub async fn bind(config: ServerConfig) -> Result<Server, StartError> {
         let loader = config.policy.loader.clone();
-        let engine = tokio::task::spawn_blocking(move || loader())
+        let bundle = tokio::task::spawn_blocking(move || loader())
             .await
             .unwrap_or_else(|_| Err("loading the policy panicked".into()))
             .map_err(StartError::Policy)?;
+        let sources = watchers::displayed(bundle.sources());
+        let sources_to_watch = bundle.sources().to_vec();
+        let engine = bundle.into_engine();
         let listener =
             TcpListener::bind(config.listen)
                 .await
@@ -173,8 +177,11 @@ impl Server {
                 loaded: toolgate_core::time::rfc3339_ms(now),
                 reloads: 0,
                 last_error: None,
+                sources,
+                watched: Vec::new(),
             }),
             source: config.policy,
+            watchers: watchers::Watchers::new(sources_to_watch),
             pending: AtomicU64::new(0),
             audit_head: Mutex::new(head.map_or((0, String::new()), |(seq, hash)| {
                 (seq, toolgate_core::hex::hex(&hash))
@@ -241,7 +248,7 @@ impl Server {
             reload::record(&starting, "loaded", &origin, None, "start").await;
         });
         events::spawn_all(&self.app);
-        let _watcher = reload::start(&self.app);
+        reload::start(&self.app);
         let router = router(self.app.clone());
         let app = self.app.clone();
         let stop = async move {
@@ -251,6 +258,7 @@ impl Server {
             app.shutdown.send_replace(true);
         };
         listen::serve(self.listener, router, stop).await;
+        self.app.watchers.stop();
         Ok(())
     }
 }

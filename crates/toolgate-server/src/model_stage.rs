@@ -32,23 +32,11 @@ pub struct ModelApprover {
     min_confidence: f64,
 }
 
-/// The client settings `stage` holds, checked (unknown keys, a bad URL or
-/// timeout, a confidence outside 0..=1); the key is not read.
-pub fn check_stage(stage: &ModelStage) -> Result<ModelConfig, String> {
-    let config: ModelConfig = toml::Value::Table(stage.client.clone())
-        .try_into()
-        .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
-    config
-        .validate()
-        .map_err(|e| format!("[approvals.model] (line {}): {e}", stage.line))?;
-    Ok(config)
-}
-
 impl ModelApprover {
     /// The approver `stage` describes, reading its key from the environment
     /// variable it names; the error says what to fix.
     pub fn from_stage(stage: &ModelStage) -> Result<ModelApprover, String> {
-        let config = check_stage(stage)?;
+        let config = ModelConfig::from_stage(stage)?;
         let min_confidence = config.min_confidence;
         let key = config
             .key_from_env()

@@ -84,7 +84,7 @@ async fn start(policy: String) -> Daemon {
     let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
     let loader: toolgate_server::PolicyLoader = Arc::new(move || {
         Policy::from_toml_str(&policy, "test.toml")
-            .map(Engine::new)
+            .map(|p| toolgate_bundle::Bundle::unsourced(Engine::new(p)))
             .map_err(|e| e.to_string())
     });
     let config = ServerConfig {
@@ -92,10 +92,7 @@ async fn start(policy: String) -> Daemon {
         store: store.clone(),
         clock: Arc::new(SystemClock),
         tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
-        policy: PolicySource {
-            loader,
-            watch: None,
-        },
+        policy: PolicySource { loader },
         base: Env::new("/home/t", "/home/t/proj"),
         link_key: Some(LINK_KEY.to_vec()),
     };

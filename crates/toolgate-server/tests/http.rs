@@ -8,9 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
-use toolgate_core::engine::Engine;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::posture::{Signals, detect};
 use toolgate_gate::{Clock, SystemClock};
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
@@ -53,18 +52,12 @@ fn temp_dir() -> tempfile::TempDir {
 fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
     let path = path.to_path_buf();
     Arc::new(move || {
-        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-        let policy =
-            Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
-        let engine = Engine::new(policy);
-        let failures = engine.run_policy_tests(&Env::new("/home/t", "/home/t/proj"));
-        match failures.first() {
-            Some(f) => Err(format!(
-                "[[test]] {} expected {}, got {}",
-                f.case, f.expected, f.got
-            )),
-            None => Ok(engine),
-        }
+        let env = toolgate_bundle::LoadEnv {
+            home: "/home/t".into(),
+            cwd: "/home/t/proj".into(),
+            posture: &|| detect(&Signals::default()),
+        };
+        toolgate_bundle::load(Some(&path), &env).map_err(|e| e.to_string())
     })
 }
 
@@ -81,7 +74,6 @@ async fn start(policy: &str) -> Daemon {
         tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
         policy: PolicySource {
             loader: loader_for(&policy_path),
-            watch: Some(policy_path),
         },
         base: Env::new("/home/t", "/home/t/proj"),
         link_key: None,

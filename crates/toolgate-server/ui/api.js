@@ -175,7 +175,7 @@ import { S } from './state.js';
  * @property {number} [uptime_s]
  * @property {string} [listen]
  * @property {string} [store]
- * @property {{origin?: string, loaded?: string, reloads?: number, last_error?: string | null}} [policy]
+ * @property {{origin?: string, loaded?: string, reloads?: number, last_error?: string | null, sources?: string[], watched?: string[]}} [policy]
  * @property {{length?: number, head_hash?: string}} [audit]
  * @property {number} [pending_approvals]
  * @property {{allow?: number, block?: number, escalate?: number}} [totals]

@@ -115,9 +115,13 @@ export function renderStateList() {
   const err = $('policy-error');
   err.hidden = !p.last_error;
   err.textContent = p.last_error ? `Last policy reload failed (the previous policy stays in force):\n${p.last_error}` : '';
+  const watched = p.watched || [];
+  const unwatched = (p.sources || []).filter((f) => !watched.includes(f));
+  const watching = [...watched, ...unwatched.map((f) => `${f} (not watched: reload with SIGHUP)`)];
   /** @type {Array<[string, unknown, boolean?, string?]>} label, value, monospace, id */
   const all = [
     ['Policy', p.origin, true],
+    ['Watching', watching.length ? watching.join('\n') : null, true],
     ['Loaded', p.loaded ? `${time(p.loaded)} (${ago(p.loaded)}), ${number(p.reloads || 0)} reload${p.reloads === 1 ? '' : 's'}` : null],
     ['Store', st.store, true],
     ['Listening', st.listen, true],

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
+use toolgate_bundle::{Bundle, LoadEnv};
 use toolgate_core::engine::Engine;
 use toolgate_core::model::{Decision, ToolCall};
 use toolgate_core::paths::Env;
@@ -17,18 +18,6 @@ use toolgate_gate::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
 use toolgate_core::shown::visible;
-
-/// The policy used when none is given, as shipped (with its tests).
-#[cfg(test)]
-const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
-
-/// The policy used when none is given, as a deciding process reads it:
-/// `policies/default.toml` line for line, with its comments and `[[test]]`
-/// cases blanked (`build.rs`).
-const DEFAULT_POLICY_FOR_DECIDING: &str = include_str!(concat!(
-    env!("OUT_DIR"),
-    "/default_policy_for_deciding.toml"
-));
 
 /// Arguments of `toolgate check`.
 #[derive(Debug, Args)]
@@ -117,97 +106,31 @@ pub(crate) fn daemon_env() -> Env {
 
 /// The environment calls are judged in: `$HOME` and the current directory.
 pub(crate) fn base_env() -> Env {
-    let home = own_home();
-    let cwd = std::env::current_dir()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "/".to_string());
-    Env::new(home, cwd)
+    load_env().judging_env()
 }
 
-/// Reads and parses a policy file, running its `[[test]]` cases.
+/// What a policy is loaded against: `$HOME`, the current directory, and the
+/// sandbox posture this process runs in.
+pub(crate) fn load_env() -> LoadEnv<'static> {
+    LoadEnv {
+        home: own_home(),
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        posture: &toolgate_gate::posture::current,
+    }
+}
+
+/// Reads and checks a policy file and the scope profile it names, without
+/// running its `[[test]]` cases.
 pub(crate) fn load_policy_file(path: &Path) -> Result<Policy> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read policy file {}: check the path and permissions",
-            path.display()
-        )
-    })?;
-    let policy =
-        Policy::from_toml_str(&text, &path.display().to_string()).map_err(|e| anyhow!("{e}"))?;
-    if let Some(stage) = &policy.approvals().model {
-        toolgate_server::model_stage::check_stage(stage)
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    }
-    let Some(rel) = policy.profile_path() else {
-        return Ok(policy);
-    };
-    // A relative profile path is relative to the policy file.
-    let file = path.parent().unwrap_or(Path::new(".")).join(rel);
-    let bytes = std::fs::read(&file).with_context(|| {
-        format!(
-            "policy {} names the scope profile {}, which cannot be read: check the path \
-             (relative to the policy file) and permissions",
-            path.display(),
-            file.display()
-        )
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow!("scope profile {} is not UTF-8 text", file.display()))?;
-    let profile =
-        toolgate_core::profile::Profile::parse_markdown(&text, &file.display().to_string())
-            .map_err(|e| anyhow!("{e}"))?;
-    // The agent may not rewrite what scopes it: the policy and the profile
-    // are protected files (as written and as resolved through links).
-    let abs = |p: &Path| -> Vec<String> {
-        let mut v = Vec::new();
-        if let Ok(c) = std::fs::canonicalize(p) {
-            v.push(c.display().to_string());
-        }
-        if let Ok(cwd) = std::env::current_dir() {
-            v.push(toolgate_core::paths::normalize_abs(
-                &cwd.join(p).display().to_string(),
-            ));
-        }
-        v
-    };
-    let files = abs(path).into_iter().chain(abs(&file));
-    Ok(policy.with_profile(profile.protecting(files)))
+    toolgate_bundle::read_policy(path, &load_env()).map_err(|e| anyhow!("{e}"))
 }
 
-/// The engine for `policy`; with a scope profile, told the sandbox posture
-/// this process runs in (read only then: it costs a few file reads).
-pub(crate) fn engine_for(policy: Policy) -> Engine {
-    let wants_posture = policy.profile().is_some();
-    let engine = Engine::new(policy);
-    if wants_posture {
-        engine.with_posture(toolgate_gate::posture::current())
-    } else {
-        engine
-    }
-}
-
+/// The engine for the policy at `path` (the built-in default when `None`),
+/// with its `[[test]]` cases passed.
 pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
-    let Some(path) = path else {
-        // The built-in default's [[test]] cases are run by the test suite
-        // and CI (`toolgate policy test policies/default.toml`), not again by
-        // every short-lived process.
-        let policy = Policy::from_toml_str(DEFAULT_POLICY_FOR_DECIDING, "policies/default.toml")
-            .map_err(|e| anyhow!("{e}"))?;
-        return Ok(Engine::new(policy));
-    };
-    let engine = engine_for(load_policy_file(path)?);
-    let failures = engine.run_policy_tests(&base_env());
-    if let Some(f) = failures.first() {
-        return Err(anyhow!(
-            "policy {}: [[test]] {} expected {}, got {} ({} failing; run `toolgate policy test` for all)",
-            engine.policy().origin(),
-            f.case,
-            f.expected,
-            f.got,
-            failures.len()
-        ));
-    }
-    Ok(engine)
+    toolgate_bundle::load(path, &load_env())
+        .map(Bundle::into_engine)
+        .map_err(|e| anyhow!("{e}"))
 }
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.
@@ -553,49 +476,5 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('\x1b'), "no colour codes: {text:?}");
-    }
-
-    /// The embedded default policy skips its [[test]] cases at start-up;
-    /// this is where they run, against the engine a deciding process builds.
-    #[test]
-    fn the_embedded_default_policy_passes_its_own_tests() {
-        let engine = load_engine(None).expect("the default policy loads");
-        assert!(
-            engine.policy().tests().is_empty(),
-            "the deciding form has no tests"
-        );
-        let whole = Policy::from_toml_str(DEFAULT_POLICY, "policies/default.toml").unwrap();
-        assert!(whole.tests().len() >= 5, "{} tests", whole.tests().len());
-        let env = base_env();
-        for t in whole.tests() {
-            let decision = engine.decide(&t.call, &env).decision;
-            assert!(
-                t.expect.accepts(decision.decision),
-                "{:?}: expected {}, got {} ({})",
-                t.name,
-                t.expect.as_str(),
-                decision.decision,
-                decision.reason
-            );
-        }
-    }
-
-    /// The deciding form is the shipped file, line for line: what is left
-    /// of each line is unchanged, so a location it reports is the file's.
-    #[test]
-    fn the_deciding_form_keeps_every_line_of_the_default_policy() {
-        let whole: Vec<&str> = DEFAULT_POLICY.lines().collect();
-        let kept: Vec<&str> = DEFAULT_POLICY_FOR_DECIDING.lines().collect();
-        assert_eq!(whole.len(), kept.len());
-        let mut blanked = 0;
-        for (w, k) in whole.iter().zip(&kept) {
-            if k.is_empty() {
-                blanked += usize::from(!w.is_empty());
-            } else {
-                assert_eq!(w, k);
-            }
-        }
-        assert!(blanked * 2 > whole.len(), "only {blanked} lines blanked");
-        assert!(!DEFAULT_POLICY_FOR_DECIDING.contains("[[test]]"));
     }
 }

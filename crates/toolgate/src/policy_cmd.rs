@@ -1,13 +1,11 @@
 //! `toolgate policy check | test | init | show`.
 
-use crate::check::{base_env, engine_for, load_policy_file};
+use crate::check::load_env;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolgate_bundle::DEFAULT_POLICY_TEXT;
 use toolgate_core::policy::{Policy, Rule, RuleList};
-
-/// The built-in default policy as shipped, comments and tests included.
-const DEFAULT_POLICY_TEXT: &str = include_str!("../../../policies/default.toml");
 
 /// Policy subcommands.
 #[derive(Debug, Subcommand)]
@@ -47,18 +45,18 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let policy = match load_policy_file(file) {
-        Ok(p) => p,
+    let load = load_env();
+    let engine = match toolgate_bundle::load_untested(file, &load) {
+        Ok(bundle) => bundle.into_engine(),
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(1);
         }
     };
-    for w in unknown_tools(&policy) {
+    for w in unknown_tools(engine.policy()) {
         eprintln!("{}: warning: {w}", file.display());
     }
-    let engine = engine_for(policy);
-    let env = base_env();
+    let env = load.judging_env();
     let failures = engine.run_policy_tests(&env);
     let total = engine.policy().tests().len();
     if verbose {

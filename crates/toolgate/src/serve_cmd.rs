@@ -9,7 +9,7 @@ use std::sync::Arc;
 use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, TokenSource, Tokens};
 
-use crate::check::{daemon_env, load_engine};
+use crate::check::{daemon_env, load_env};
 use crate::state::DataDirArgs;
 
 /// Arguments of `toolgate serve`.
@@ -61,17 +61,15 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     )
     .context("cannot set up the API tokens")?;
     let policy_path = args.policy.clone();
-    let loader =
-        Arc::new(move || load_engine(policy_path.as_deref()).map_err(|e| format!("{e:#}")));
+    let loader = Arc::new(move || {
+        toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
+    });
     let config = ServerConfig {
         listen: args.listen,
         store: store.clone(),
         clock: Arc::new(SystemClock),
         tokens: tokens.clone(),
-        policy: PolicySource {
-            loader,
-            watch: args.policy.clone(),
-        },
+        policy: PolicySource { loader },
         base: daemon_env(),
         link_key: Some(
             toolgate_server::auth::load_link_key(

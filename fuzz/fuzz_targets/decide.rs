@@ -8,15 +8,18 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::ToolCall;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
+use toolgate_core::ToolCall;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
 
 fn engine() -> &'static (Engine, Env) {
     static ENGINE: OnceLock<(Engine, Env)> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        (Engine::new(Policy::default()), Env::new("/home/dev", "/home/dev/proj"))
+        (
+            Engine::new(Policy::default()),
+            Env::new("/home/dev", "/home/dev/proj"),
+        )
     })
 }
 
@@ -25,10 +28,19 @@ fuzz_target!(|data: &[u8]| {
     let call = match serde_json::from_slice::<ToolCall>(data) {
         Ok(call) => call,
         Err(_) => {
-            let Ok(text) = std::str::from_utf8(data) else { return };
+            let Ok(text) = std::str::from_utf8(data) else {
+                return;
+            };
             let mut params = serde_json::Map::new();
-            params.insert("command".into(), serde_json::Value::String(text.to_string()));
-            ToolCall { tool: "exec".into(), params, ..ToolCall::default() }
+            params.insert(
+                "command".into(),
+                serde_json::Value::String(text.to_string()),
+            );
+            ToolCall {
+                tool: "exec".into(),
+                params,
+                ..ToolCall::default()
+            }
         }
     };
     let _ = engine.decide(&call, env);

@@ -10,10 +10,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{ToolCall, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{ToolCall, Verdict};
 use toolgate_gate::{Gate, SystemClock};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
@@ -23,7 +23,8 @@ fn gate() -> &'static (Gate, Arc<SqliteStore>) {
         let dir = std::env::temp_dir().join(format!("toolgate-fuzz-gate-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let store = Arc::new(SqliteStore::open(&dir, SyncMode::Normal).expect("store"));
-        let policy = Policy::from_toml_str("[approvals]\nrelay = true\n", "fuzz.toml").expect("policy");
+        let policy =
+            Policy::from_toml_str("[approvals]\nrelay = true\n", "fuzz.toml").expect("policy");
         let gate = Gate::new(
             Arc::new(Engine::new(policy)),
             store.clone(),
@@ -39,24 +40,52 @@ fuzz_target!(|data: &[u8]| {
     let call = match serde_json::from_slice::<ToolCall>(data) {
         Ok(call) => call,
         Err(_) => {
-            let Ok(text) = std::str::from_utf8(data) else { return };
+            let Ok(text) = std::str::from_utf8(data) else {
+                return;
+            };
             let mut params = serde_json::Map::new();
-            params.insert("command".into(), serde_json::Value::String(text.to_string()));
-            ToolCall { tool: "exec".into(), params, session: Some("s".into()), ..ToolCall::default() }
+            params.insert(
+                "command".into(),
+                serde_json::Value::String(text.to_string()),
+            );
+            ToolCall {
+                tool: "exec".into(),
+                params,
+                session: Some("s".into()),
+                ..ToolCall::default()
+            }
         }
     };
     let d = gate.check(&call).expect("the store works");
     assert!(d.audit_seq.is_some(), "every decision is recorded");
     if d.decision == Verdict::Escalate {
-        let id = d.approval.as_ref().expect("an escalation carries its approval").id.clone();
+        let id = d
+            .approval
+            .as_ref()
+            .expect("an escalation carries its approval")
+            .id
+            .clone();
         let mut params = serde_json::Map::new();
         params.insert("id".into(), serde_json::Value::String(id));
-        let relay = ToolCall { tool: "toolgate_approve".into(), params, session: call.session.clone(), ..ToolCall::default() };
+        let relay = ToolCall {
+            tool: "toolgate_approve".into(),
+            params,
+            session: call.session.clone(),
+            ..ToolCall::default()
+        };
         let r = gate.check(&relay).expect("the store works");
         let retry = gate.check(&call).expect("the store works");
         if r.decision == Verdict::Allow && r.reason.contains("retry") {
-            assert_eq!(retry.decision, Verdict::Allow, "a relayed approval unlocks the retry once: {retry:?}");
-            assert_ne!(gate.check(&call).expect("store").decision, Verdict::Allow, "only once");
+            assert_eq!(
+                retry.decision,
+                Verdict::Allow,
+                "a relayed approval unlocks the retry once: {retry:?}"
+            );
+            assert_ne!(
+                gate.check(&call).expect("store").decision,
+                Verdict::Allow,
+                "only once"
+            );
         }
     }
     let head = store_head(store);

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolgate_core::hooks::{Outcome, ReplyContext, Runtime};
-use toolgate_core::model::{Decision, Layer, RiskClass, Verdict};
+use toolgate_core::{Decision, Layer, RiskClass, Verdict};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(payload) = serde_json::from_slice::<serde_json::Value>(data) else {
@@ -18,10 +18,15 @@ fuzz_target!(|data: &[u8]| {
         };
         for verdict in [Verdict::Block, Verdict::Escalate] {
             let d = Decision::new(verdict, RiskClass::R3, 50, Layer::Exec, &hc.call.tool);
-            for host_prompt in [false, true] {
+            // A block or an escalation must stop the call whatever the
+            // policy says about allows.
+            for (host_prompt, allow_is_final) in
+                [(false, false), (true, false), (false, true), (true, true)]
+            {
                 let ctx = ReplyContext {
                     mode: hc.mode.as_deref(),
                     host_prompt,
+                    allow_is_final,
                 };
                 let answer = r.reply(&d, &ctx);
                 let mode = spec.answers.mode(hc.mode.as_deref());

@@ -39,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
             .sections
             .iter()
             .any(|s| s.kind != SectionKind::Credentials && s.text.contains(c.as_str()));
-        assert!(elsewhere || !record.contains(c.as_str()), "credentials in the record");
+        assert!(
+            elsewhere || !record.contains(c.as_str()),
+            "credentials in the record"
+        );
     }
 
     if let Ok(input) = serde_json::from_str::<MemoryInput>(&text)
@@ -50,13 +53,16 @@ fuzz_target!(|data: &[u8]| {
         assert!(!m.categories.is_empty());
     }
 
-    let call = toolgate_core::model::ToolCall {
+    let call = toolgate_core::ToolCall {
         tool: "exec".into(),
-        params: serde_json::json!({ "command": text }).as_object().cloned().unwrap_or_default(),
+        params: serde_json::json!({ "command": text })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         ..Default::default()
     };
     let env = toolgate_core::paths::Env::new("/home/u", "/Projects/p");
-    let n = toolgate_core::normalize::normalize(&call, &env);
+    let n = toolgate_core::normalize(&call, &env);
     let settings = KnowledgeSettings::default();
     let ctx = toolgate_core::knowledge::context::extract(&n, &env, &settings.context);
     let _ = settings.sops_for(&ctx);

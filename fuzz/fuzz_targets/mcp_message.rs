@@ -9,10 +9,10 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use toolgate_core::hooks::mcp::{self, McpSession};
-use toolgate_core::normalize::split_mcp;
+use toolgate_core::split_mcp;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(msg) = toolgate_core::input::parse_json(data) else {
+    let Ok(msg) = toolgate_core::parse_json(data) else {
         return;
     };
     let session = McpSession {
@@ -35,11 +35,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(server, "fs");
         let _ = mcp::elicitation_params(
             &call,
-            &toolgate_core::model::Decision::new(
-                toolgate_core::model::Verdict::Escalate,
-                toolgate_core::model::RiskClass::R3,
+            &toolgate_core::Decision::new(
+                toolgate_core::Verdict::Escalate,
+                toolgate_core::RiskClass::R3,
                 1,
-                toolgate_core::model::Layer::Risk,
+                toolgate_core::Layer::Risk,
                 "x",
             ),
             None,

@@ -4,10 +4,10 @@
 //! parses judges a call without panicking.
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_core::engine::Engine;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
+use toolgate_core::Profile;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
-use toolgate_core::profile::Profile;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     for input in [text.as_ref(), doc.as_str()] {
         if let Ok(p) = Profile::parse_markdown(input, "fuzz.md") {
             let engine = Engine::new(Policy::default().with_profile(p));
-            let call = toolgate_core::model::ToolCall {
+            let call = toolgate_core::ToolCall {
                 tool: "exec".into(),
                 params: serde_json::json!({"command": "ls | wc -l"})
                     .as_object()
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
                 ..Default::default()
             };
             let _ = engine.decide(&call, &Env::new("/h", "/h"));
-            let _ = toolgate_core::protocol::protocol_text(engine.policy());
+            let _ = toolgate_core::protocol_text(engine.policy());
         }
     }
 });

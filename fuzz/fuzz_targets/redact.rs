@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::borrow::Cow;
-use toolgate_core::redact::{redact_in_place, redact_text, redact_value};
+use toolgate_core::{redact_in_place, redact_text, redact_value};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -13,6 +13,8 @@ fn env() -> &'static Env {
 fuzz_target!(|data: &[u8]| {
     // Only valid UTF-8 reaches the analyzer in practice (it takes &str);
     // skip the rest so libFuzzer does not spend time on lossy duplicates.
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let _ = toolgate_shell::analyze(text, env());
 });

@@ -1,8 +1,8 @@
 //! Why a policy did not load, said so a person knows what to fix.
 
 use std::path::PathBuf;
-use toolgate_core::policy::PolicyError;
-use toolgate_core::profile::ProfileError;
+use toolgate_core::PolicyError;
+use toolgate_core::ProfileError;
 
 /// Why a policy could not be loaded; the message names the file and what to
 /// do about it.

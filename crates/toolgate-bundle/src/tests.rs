@@ -1,6 +1,6 @@
 use super::*;
 use std::cell::Cell;
-use toolgate_core::model::{ToolCall, Verdict};
+use toolgate_core::{ToolCall, Verdict};
 
 const PROFILE: &str =
     "---\nversion: 1\nprovider: {name: A}\nscope:\n  permitted_actions: [read]\n---\n# Scoped\n";
@@ -29,7 +29,7 @@ impl Scene {
     fn load<T>(&self, f: impl FnOnce(&LoadEnv) -> T) -> T {
         let posture = || {
             self.posture_reads.set(self.posture_reads.get() + 1);
-            toolgate_core::posture::detect(&Default::default())
+            toolgate_core::detect(&Default::default())
         };
         f(&LoadEnv {
             home: "/home/dev".into(),

@@ -7,10 +7,10 @@
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::time::Instant;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::ToolCall;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
+use toolgate_core::ToolCall;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
 
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 

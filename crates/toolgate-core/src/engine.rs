@@ -17,7 +17,7 @@ pub use crate::model::LayerVerdict;
 /// The `rule` of the risk layer's verdict when the clarity × stakes score
 /// alone escalated a call (at or above `[risk] escalation_threshold`): a
 /// guess, not a finding, and the one kind of escalation the model stage is asked about.
-pub const THRESHOLD_RULE: &str = "escalation_threshold";
+pub(crate) const THRESHOLD_RULE: &str = "escalation_threshold";
 
 /// A decision with everything that led to it.
 #[derive(Debug, Clone, PartialEq)]

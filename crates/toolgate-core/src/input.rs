@@ -18,7 +18,7 @@ pub struct InputError(pub String);
 /// strings without parsing; stops counting once `limit` is exceeded (the
 /// answer is then `limit + 1`). Unbalanced input is left for the parser to
 /// reject.
-pub fn json_depth(bytes: &[u8], limit: usize) -> usize {
+pub(crate) fn json_depth(bytes: &[u8], limit: usize) -> usize {
     let mut depth = 0usize;
     let mut deepest = 0usize;
     let mut in_string = false;
@@ -73,7 +73,7 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
 /// The top-level keys a [`ToolCall`] has. Anything else is refused: a
 /// misspelled key (`"param"`, `"comand"`) would otherwise leave the call
 /// judged without what it meant to say.
-pub const TOOL_CALL_KEYS: &[&str] = &[
+pub(crate) const TOOL_CALL_KEYS: &[&str] = &[
     "tool",
     "params",
     "call_id",

@@ -9,28 +9,55 @@ pub use toolgate_paths as paths;
 /// The shell analyzer the engine judges commands with, re-exported.
 pub use toolgate_shell as shell;
 
-pub mod approval;
-pub mod approvers;
-pub mod audit;
-pub mod bypass;
-pub mod catalogue;
-pub mod engine;
+mod approval;
+mod approvers;
+mod audit;
+mod bypass;
+mod catalogue;
+mod engine;
 #[cfg(test)]
 mod enum_strings;
-pub mod hex;
+mod hex;
 /// Hook protocols of Claude Code, Codex, Gemini CLI and Cursor ↔ [`model::ToolCall`] / [`model::Decision`].
 pub mod hooks;
-pub mod input;
+mod input;
 pub mod knowledge;
-pub mod model;
-pub mod normalize;
-pub mod policy;
-pub mod posture;
-pub mod profile;
-pub mod protocol;
-pub mod redact;
-pub mod shown;
-pub mod time;
+mod model;
+mod normalize;
+mod policy;
+mod posture;
+mod profile;
+mod protocol;
+mod redact;
+mod shown;
+mod time;
 mod tool_kind;
 mod url;
-pub mod wildcard;
+mod wildcard;
+
+// The public surface: what other crates use, and nothing else, so the
+// compiler sees an item nobody uses. `hooks` and `knowledge` are namespaces
+// of their own (each runtime's protocol; the knowledge layer's parts).
+pub use approval::{
+    Approval, ApprovalFinding, ApprovalId, ApprovalState, ApproverKind, BindingHash,
+    InsufficientFactors, QuorumRule, Tally, Terms, Vote, VoteRefused, binding_hash, check_vote,
+    relay_identity, same_identity, tally, unbindable_number,
+};
+pub use approvers::{Approver, FactorVote, RulesApprover, is_unsure};
+pub use audit::{AuditEvent, AuditKind, ChainBreak, ChainVerifier, GENESIS, Verified, chain_hash};
+pub use bypass::{BYPASS_RULE, BYPASSABLE, check_layers, lift, parse_layer};
+pub use engine::{Assessment, Engine, LayerVerdict};
+pub use hex::{hex, unhex};
+pub use input::{MAX_JSON_DEPTH, parse_json, tool_call};
+pub use model::{ApprovalRef, Decision, Layer, Requester, RiskClass, ToolCall, Verdict};
+pub use normalize::{NormalizedCall, ToolKind, kind_of, normalize, split_mcp, unwrap_bridges};
+pub use policy::{
+    ApprovalRule, ApprovalSettings, ErrorKind, HookSettings, ModelStage, Policy, PolicyError,
+    RouteTarget, Routing, RoutingMode, Rule, RuleList,
+};
+pub use posture::{Posture, Signals, detect};
+pub use profile::{Profile, ProfileError};
+pub use protocol::protocol_text;
+pub use redact::{bound_size, redact_in_place, redact_text, redact_value};
+pub use shown::{visible, visible_line};
+pub use time::{SpanStyle, duration_ms, rfc3339_ms, span};

@@ -233,13 +233,13 @@ pub struct Decision {
 }
 
 /// Prefix of the agent-parseable protocol line for a hard block.
-pub const BLOCK_PREFIX: &str = "TOOLGATE_BLOCK";
+pub(crate) const BLOCK_PREFIX: &str = "TOOLGATE_BLOCK";
 /// Prefix of the agent-parseable protocol line for an escalation.
-pub const ESCALATE_PREFIX: &str = "TOOLGATE_ESCALATE";
+pub(crate) const ESCALATE_PREFIX: &str = "TOOLGATE_ESCALATE";
 /// Prefix of the protocol line of a call held until knowledge is
 /// acknowledged: `TOOLGATE_ACK|<id>|reason` (a `block` decision that a
 /// retry of the same call, or acknowledging the id, lifts).
-pub const ACK_PREFIX: &str = "TOOLGATE_ACK";
+pub(crate) const ACK_PREFIX: &str = "TOOLGATE_ACK";
 
 impl Decision {
     /// A decision saying `why` (without a verb: the reason is prefixed with

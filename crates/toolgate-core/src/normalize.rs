@@ -298,7 +298,7 @@ const BRIDGE_ARG_KEYS: &[&str] = &[
 
 /// Whether `tool` is a bridge that wraps another tool call
 /// (`tool_call`, `toolCall`, `call_tool`, `mcp__gateway__call_tool`, …).
-pub fn is_bridge(tool: &str) -> bool {
+pub(crate) fn is_bridge(tool: &str) -> bool {
     let t = split_mcp(tool).map_or(tool, |(_, t)| t);
     let folded: String = t
         .chars()
@@ -525,7 +525,7 @@ pub fn normalize(call: &ToolCall, env: &Env) -> NormalizedCall {
 
 /// Normalizes `inner`, one of the calls `outer` stands for (the same call
 /// when it is no bridge).
-pub fn normalize_unwrapped(
+pub(crate) fn normalize_unwrapped(
     outer: &ToolCall,
     inner: &ToolCall,
     bridged: bool,

@@ -6,7 +6,7 @@
 
 /// True when `text` has characters the shell would expand as a pathname
 /// glob (`*`, `?` or `[`).
-pub fn is_glob(text: &str) -> bool {
+pub(crate) fn is_glob(text: &str) -> bool {
     text.contains(['*', '?', '['])
 }
 
@@ -18,7 +18,7 @@ pub fn is_glob(text: &str) -> bool {
 /// literal. Matching is on bytes and case sensitive; nothing is compiled,
 /// since arguments are one-off. Patterns nested deeper than 64 components
 /// do not match.
-pub fn path_match(pattern: &str, path: &str) -> bool {
+pub(crate) fn path_match(pattern: &str, path: &str) -> bool {
     let pat: Vec<&str> = pattern.split('/').collect();
     let txt: Vec<&str> = path.split('/').collect();
     match_components(&pat, &txt, 0)
@@ -122,7 +122,7 @@ fn class_match(p: &[u8], c: u8) -> Option<(bool, usize)> {
 /// Name matching for tool and server names: `*` matches any run of
 /// characters (`/` included, the empty run too); every other character,
 /// `?` and `[` included, matches itself.
-pub fn star_match(pat: &str, text: &str) -> bool {
+pub(crate) fn star_match(pat: &str, text: &str) -> bool {
     let mut parts = pat.split('*');
     let first = parts.next().unwrap_or("");
     let Some(mut rest) = text.strip_prefix(first) else {

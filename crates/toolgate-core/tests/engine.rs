@@ -2,10 +2,10 @@
 //! what cannot be read escalates), through the public engine API.
 
 use serde_json::json;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{Decision, Layer, RiskClass, ToolCall, Verdict};
 
 fn engine(policy: &str) -> Engine {
     Engine::new(Policy::from_toml_str(policy, "test.toml").expect("policy parses"))

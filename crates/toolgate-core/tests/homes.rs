@@ -4,10 +4,10 @@
 //! dir gets no temp-dir leniency. Ordinary work stays allowed.
 
 use serde_json::json;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{ToolCall, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{ToolCall, Verdict};
 
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 

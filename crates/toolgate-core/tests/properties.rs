@@ -4,12 +4,12 @@
 
 use proptest::prelude::*;
 use std::sync::OnceLock;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{ToolCall, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
 use toolgate_core::shell::analyze;
 use toolgate_core::shell::quote as shell_quote;
+use toolgate_core::{ToolCall, Verdict};
 
 fn env() -> Env {
     Env::new("/home/dev", "/home/dev/proj")
@@ -92,7 +92,9 @@ fn wrap(cmd: &str, how: u8) -> String {
         9 => format!("{{ {cmd}; }}"),
         10 => format!("if true; then {cmd}; fi"),
         11 => format!("for i in 1; do {cmd}; done"),
-        12 => format!("echo \"$({cmd})\""),
+        // Spaced: `$((` … `))` is arithmetic to every shell, and a program
+        // inside it does not run, so it is no hiding place to test.
+        12 => format!("echo \"$( {cmd} )\""),
         13 => format!("cat <({cmd})"),
         14 => format!("f() {{ {cmd}; }}; f"),
         15 => format!("timeout 10 {cmd}"),

@@ -4,11 +4,11 @@
 //! (`stopped` = blocked or escalated).
 
 use serde_json::Value;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{ToolCall, Verdict};
-use toolgate_core::normalize::unwrap_bridges;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::unwrap_bridges;
+use toolgate_core::{ToolCall, Verdict};
 
 const SHAPES: &str = include_str!("corpus/tool_call_shapes.json");
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");

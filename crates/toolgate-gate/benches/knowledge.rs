@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 use std::time::Instant;
-use toolgate_core::engine::Engine;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::model::{RiskClass, ToolCall};
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{RiskClass, ToolCall};
 use toolgate_gate::{Gate, KnowledgeBase, KnowledgeStats, SystemClock, import_memories};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
@@ -137,7 +137,7 @@ fn main() {
             .expect("call")
     };
     // The engine normalizes a call before the knowledge layer sees it.
-    let normalized = |c: &ToolCall| toolgate_core::normalize::normalize(c, &env);
+    let normalized = |c: &ToolCall| toolgate_core::normalize(c, &env);
     let calls: Vec<ToolCall> = (0..5000)
         .map(|i| {
             call(format!(
@@ -158,7 +158,7 @@ fn main() {
     let mut match_us = Vec::new();
     for c in calls.iter().take(2000) {
         let t = Instant::now();
-        let n = toolgate_core::normalize::normalize(c, &env);
+        let n = toolgate_core::normalize(c, &env);
         let ctx = toolgate_core::knowledge::context::extract(&n, &env, &settings.context);
         extract_us.push(t.elapsed().as_micros() as u64);
         let t = Instant::now();

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_core::audit::{ChainBreak, ChainVerifier, GENESIS, Verified};
-use toolgate_core::hex::hex;
+use toolgate_core::hex;
+use toolgate_core::{ChainBreak, ChainVerifier, GENESIS, Verified};
 use toolgate_store::{AuditRow, Store, StoreError};
 
 /// Verifies the whole chain against its recorded head, in one snapshot.

@@ -56,5 +56,5 @@ pub(crate) fn random_bytes<const N: usize>() -> Result<[u8; N], StoreError> {
 /// 16 random bytes as 32 hex characters (trace ids).
 pub fn random_hex() -> Result<String, StoreError> {
     let b: [u8; 16] = random_bytes()?;
-    Ok(toolgate_core::hex::hex(&b))
+    Ok(toolgate_core::hex(&b))
 }

@@ -8,14 +8,14 @@ use crate::gate::{Gate, Judged};
 use crate::operator::{approval_event, expire_quietly};
 use crate::resolution::{Resolution, summary};
 use serde_json::Value;
-use toolgate_core::approval::{
+use toolgate_core::Assessment;
+use toolgate_core::AuditKind;
+use toolgate_core::redact_text;
+use toolgate_core::{
     Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, unbindable_number,
 };
-use toolgate_core::audit::AuditKind;
-use toolgate_core::engine::Assessment;
-use toolgate_core::model::{ApprovalRef, Decision, Layer, Verdict};
-use toolgate_core::redact::redact_text;
-use toolgate_core::time::{duration_ms, rfc3339_ms};
+use toolgate_core::{ApprovalRef, Decision, Layer, Verdict};
+use toolgate_core::{duration_ms, rfc3339_ms};
 use toolgate_store::{StoreError, Tx};
 
 fn redacted(s: Option<&str>) -> Option<String> {
@@ -216,5 +216,5 @@ fn rewrite(d: &Decision, verdict: Verdict, why: &str) -> Decision {
 /// back reads as `0s`.
 fn ago(ms: i64) -> String {
     let secs = u64::try_from(ms / 1000).unwrap_or(0);
-    toolgate_core::time::span(secs, toolgate_core::time::SpanStyle::About)
+    toolgate_core::span(secs, toolgate_core::SpanStyle::About)
 }

@@ -7,9 +7,9 @@
 use crate::gate::{Gate, Judged};
 use crate::operator::{VoteInput, VoteOutcome, vote_as_in};
 use crate::random_hex;
-use toolgate_core::approval::{ApprovalId, ApprovalState, ApproverKind};
-use toolgate_core::approvers::{Approver, FactorVote, RulesApprover};
-use toolgate_core::model::{Decision, ToolCall, Verdict};
+use toolgate_core::{ApprovalId, ApprovalState, ApproverKind};
+use toolgate_core::{Approver, FactorVote, RulesApprover};
+use toolgate_core::{Decision, ToolCall, Verdict};
 use toolgate_store::StoreError;
 
 impl Gate {
@@ -160,7 +160,7 @@ impl Gate {
 
 /// What [`Gate::factors_due`] found to ask.
 struct Due {
-    approval: toolgate_core::approval::Approval,
+    approval: toolgate_core::Approval,
     rules: bool,
     model: bool,
 }

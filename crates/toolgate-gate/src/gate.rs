@@ -13,16 +13,16 @@ use crate::{Clock, random_hex};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use toolgate_core::approval::{ApprovalId, BindingHash, VoteRefused, binding_hash, relay_identity};
-use toolgate_core::approvers::Approver;
-use toolgate_core::audit::{AuditEvent, AuditKind};
-use toolgate_core::engine::{Assessment, Engine};
+use toolgate_core::Approver;
 use toolgate_core::knowledge::enforce::{AckHint, Audience, Outcome, outcome, render, summary};
-use toolgate_core::model::{Decision, Layer, ToolCall, Verdict};
-use toolgate_core::normalize::normalize;
+use toolgate_core::normalize;
 use toolgate_core::paths::Env;
-use toolgate_core::redact::{bound_size, redact_text, redact_value};
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
+use toolgate_core::{ApprovalId, BindingHash, VoteRefused, binding_hash, relay_identity};
+use toolgate_core::{Assessment, Engine};
+use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{Decision, Layer, ToolCall, Verdict};
+use toolgate_core::{bound_size, redact_text, redact_value};
 use toolgate_store::{Bypass, Shown, Store, StoreError, Tx};
 
 /// Tool names an agent calls to relay a person's approval
@@ -345,7 +345,7 @@ impl Gate {
             }
             match self.active_bypass() {
                 Some((layers, note)) => {
-                    toolgate_core::bypass::lift(&self.engine, &call, &self.base, a, &layers, &note)
+                    toolgate_core::lift(&self.engine, &call, &self.base, a, &layers, &note)
                 }
                 None => a,
             }
@@ -448,7 +448,7 @@ impl Gate {
                                 "verdict": Verdict::Allow.as_str(),
                                 "risk": d.risk.as_str(),
                                 "reason": format!("bypassed ({note}): {}", d.reason),
-                                "rule": toolgate_core::bypass::BYPASS_RULE,
+                                "rule": toolgate_core::BYPASS_RULE,
                             }),
                         });
                     }
@@ -769,7 +769,7 @@ impl Gate {
 /// `300000` → `5m`; `90000` → `90s`.
 fn humanize_ms(ms: i64) -> String {
     let secs = u64::try_from(ms / 1000).unwrap_or(0);
-    toolgate_core::time::span(secs, toolgate_core::time::SpanStyle::WholeUnit)
+    toolgate_core::span(secs, toolgate_core::SpanStyle::WholeUnit)
 }
 
 /// An acknowledgement call: the name, and nothing but its own params (a

@@ -4,11 +4,11 @@
 use crate::{Clock, random_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use toolgate_core::approval::{
+use toolgate_core::redact_text;
+use toolgate_core::{
     Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Vote, VoteRefused, check_vote, tally,
 };
-use toolgate_core::audit::{AuditEvent, AuditKind};
-use toolgate_core::redact::redact_text;
+use toolgate_core::{AuditEvent, AuditKind};
 use toolgate_store::{Ack, Store, StoreError, Tx};
 
 /// An approval with where its votes stand, for listing and showing.

@@ -3,7 +3,7 @@
 //! variables through a lookup the caller chooses.
 
 use std::path::Path;
-use toolgate_core::posture::{Posture, Signals, detect};
+use toolgate_core::{Posture, Signals, detect};
 
 /// The most of `/proc/1/cgroup` or `/proc/1/mountinfo` read.
 const MAX_READ: u64 = 256 * 1024;

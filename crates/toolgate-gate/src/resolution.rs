@@ -9,10 +9,10 @@
 //! `gate` import it back.
 
 use serde_json::Value;
-use toolgate_core::audit::AuditEvent;
-use toolgate_core::model::{Decision, Layer, RiskClass, ToolCall, Verdict};
-use toolgate_core::normalize::NormalizedCall;
-use toolgate_core::redact::redact_text;
+use toolgate_core::AuditEvent;
+use toolgate_core::NormalizedCall;
+use toolgate_core::redact_text;
+use toolgate_core::{Decision, Layer, RiskClass, ToolCall, Verdict};
 
 /// What one escalation turned into.
 pub(crate) struct Resolution {
@@ -51,8 +51,8 @@ pub(crate) fn summary(call: &ToolCall, n: &NormalizedCall) -> String {
 #[cfg(test)]
 mod summary_tests {
     use super::summary;
-    use toolgate_core::model::ToolCall;
-    use toolgate_core::normalize::normalize;
+    use toolgate_core::ToolCall;
+    use toolgate_core::normalize;
     use toolgate_core::paths::Env;
 
     fn line(v: serde_json::Value) -> String {

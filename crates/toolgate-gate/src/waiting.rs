@@ -14,9 +14,9 @@
 //! [`crate::Gate::record_wait_end`].
 
 use std::time::Duration;
-use toolgate_core::approval::{Approval, ApprovalId, ApprovalState};
-use toolgate_core::model::{Decision, Layer, Verdict};
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
+use toolgate_core::{Approval, ApprovalId, ApprovalState};
+use toolgate_core::{Decision, Layer, Verdict};
 use toolgate_store::{Store, StoreError};
 
 /// How often a waiter re-checks an approval that reads as settled while the
@@ -175,10 +175,7 @@ impl Waiter {
             GiveUp::Timeout => format!(
                 "no operator resolved approval {id} within {}; it stays pending until {until}: \
                  retry the exact call once it is approved",
-                toolgate_core::time::span(
-                    self.wait.as_secs(),
-                    toolgate_core::time::SpanStyle::Exact
-                )
+                toolgate_core::span(self.wait.as_secs(), toolgate_core::SpanStyle::Exact)
             ),
             GiveUp::Stopping => format!(
                 "toolgate is shutting down; approval {id} stays pending until {until}: retry the \
@@ -238,7 +235,7 @@ pub fn mark_waiting(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate_core::model::{ApprovalRef, RiskClass};
+    use toolgate_core::{ApprovalRef, RiskClass};
 
     fn escalation(id: &str) -> Decision {
         let mut d = Decision::new(Verdict::Escalate, RiskClass::R3, 40, Layer::Exec, "push");

@@ -6,12 +6,12 @@ mod common;
 
 use common::*;
 use std::sync::Arc;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{Layer, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
+use toolgate_core::Profile;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
-use toolgate_core::profile::Profile;
 use toolgate_core::shell::analyses_run_on_this_thread;
+use toolgate_core::{Layer, Verdict};
 use toolgate_gate::{Gate, KnowledgeBase, ManualClock};
 
 /// A gate where every layer that reads commands is on: a scope profile, a
@@ -65,7 +65,7 @@ sop = "fleet"
     gate.with_knowledge(kb)
 }
 
-fn analyses_for(gate: &Gate, command: &str) -> (u64, toolgate_core::model::Decision) {
+fn analyses_for(gate: &Gate, command: &str) -> (u64, toolgate_core::Decision) {
     let before = analyses_run_on_this_thread();
     let d = gate.check(&exec(command)).unwrap();
     (analyses_run_on_this_thread() - before, d)

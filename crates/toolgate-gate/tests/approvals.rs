@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::sync::{Arc, Barrier};
-use toolgate_core::approval::ApprovalState;
-use toolgate_core::model::{Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::ApprovalState;
+use toolgate_core::{Layer, RiskClass, ToolCall, Verdict};
 use toolgate_gate::{ManualClock, VoteOutcome};
 use toolgate_store::StoreError;
 
@@ -377,7 +377,7 @@ fn relayed_approval_is_opt_in_same_session_and_never_r4() {
     let view = toolgate_gate::show(
         &*s,
         &*clock,
-        &toolgate_core::approval::ApprovalId::parse(&id).unwrap(),
+        &toolgate_core::ApprovalId::parse(&id).unwrap(),
     )
     .unwrap();
     assert!(
@@ -654,22 +654,22 @@ fn numbers_too_large_to_bind_exactly_block_instead_of_escalating() {
 /// first word, so the llm_evaluation seam is exercised deterministically.
 struct Evaluator;
 
-impl toolgate_core::approvers::Approver for Evaluator {
-    fn kind(&self) -> toolgate_core::approval::ApproverKind {
-        toolgate_core::approval::ApproverKind::LlmEvaluation
+impl toolgate_core::Approver for Evaluator {
+    fn kind(&self) -> toolgate_core::ApproverKind {
+        toolgate_core::ApproverKind::LlmEvaluation
     }
     fn identity(&self) -> String {
         "llm:test".to_string()
     }
     fn evaluate(
         &self,
-        _: &toolgate_core::engine::Engine,
+        _: &toolgate_core::Engine,
         call: &ToolCall,
         _: &toolgate_core::paths::Env,
         _: RiskClass,
         _: &toolgate_core::shell::Analyses,
-    ) -> toolgate_core::approvers::FactorVote {
-        use toolgate_core::approvers::FactorVote;
+    ) -> toolgate_core::FactorVote {
+        use toolgate_core::FactorVote;
         match call.params.get("command").and_then(|c| c.as_str()) {
             Some(c) if c.starts_with("kubectl apply -f staging") => {
                 FactorVote::Approve("staging".into())

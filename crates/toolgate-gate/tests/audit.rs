@@ -8,8 +8,8 @@ use common::*;
 use rusqlite::{Connection, params};
 use serde_json::json;
 use std::sync::Arc;
-use toolgate_core::approval::binding_hash;
-use toolgate_core::model::ToolCall;
+use toolgate_core::ToolCall;
+use toolgate_core::binding_hash;
 use toolgate_gate::ManualClock;
 use toolgate_store::StoreError;
 
@@ -78,7 +78,7 @@ fn editing_a_row_and_its_hash_is_caught_at_the_next() {
     let (_, text) = entry(&conn, 5);
     let edited = text.replace("dir4", "dirX");
     let prev: [u8; 32] = prev.try_into().unwrap();
-    let hash = toolgate_core::audit::chain_hash(&prev, edited.as_bytes());
+    let hash = toolgate_core::chain_hash(&prev, edited.as_bytes());
     conn.execute(
         "UPDATE audit SET entry = ?1, hash = ?2 WHERE seq = 5",
         params![edited, &hash[..]],
@@ -184,7 +184,7 @@ fn secrets_never_reach_the_disk_and_do_not_change_the_binding() {
     }))
     .unwrap();
     let d = g.check(&call).unwrap();
-    assert_eq!(d.decision, toolgate_core::model::Verdict::Escalate, "{d:?}");
+    assert_eq!(d.decision, toolgate_core::Verdict::Escalate, "{d:?}");
     assert!(!d.reason.contains(token));
     drop(g);
     // Checkpoint so the WAL is folded into the main file, then read every

@@ -8,9 +8,9 @@ mod common;
 use common::*;
 use std::sync::Arc;
 use std::time::Duration;
-use toolgate_core::approval::ApprovalState;
+use toolgate_core::ApprovalState;
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::model::{Layer, Verdict};
+use toolgate_core::{Layer, Verdict};
 use toolgate_gate::{
     ManualClock, acknowledge, add_memory, add_operator, copy_store, start_bypass, use_once, verify,
 };

@@ -10,8 +10,8 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::model::{Layer, ToolCall, Verdict};
 use toolgate_core::paths::Env;
+use toolgate_core::{Layer, ToolCall, Verdict};
 use toolgate_gate::{Gate, KnowledgeBase, ManualClock, add_memory};
 use toolgate_store::Store;
 
@@ -92,7 +92,7 @@ fn audit_text(store: &dyn Store) -> String {
     all
 }
 
-fn ack_id(d: &toolgate_core::model::Decision) -> String {
+fn ack_id(d: &toolgate_core::Decision) -> String {
     assert!(d.needs_ack(), "{d:?}");
     d.block_reason
         .as_deref()
@@ -260,11 +260,11 @@ fn thresholds_follow_the_risk_class() {
     };
     // Routine (R1, ≥ 0.5): the two more confident ones.
     let (risk, n) = shown("ping -c1 backup01");
-    assert_eq!(risk, toolgate_core::model::RiskClass::R1);
+    assert_eq!(risk, toolgate_core::RiskClass::R1);
     assert_eq!(n, [false, true, true]);
     // Critical (R4, ≥ 0.8): only the most confident.
     let (risk, n) = shown("ssh backup01 'rm -rf /srv/x'");
-    assert!(risk >= toolgate_core::model::RiskClass::R3);
+    assert!(risk >= toolgate_core::RiskClass::R3);
     assert_eq!(n, [false, false, true]);
 }
 

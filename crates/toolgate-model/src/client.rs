@@ -341,7 +341,7 @@ impl Drop for Blocking {
 mod tests {
     use super::*;
     use crate::assessment::ModelAssessment;
-    use toolgate_core::model::RiskClass;
+    use toolgate_core::RiskClass;
 
     fn body(content: &str) -> Vec<u8> {
         serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})

@@ -148,7 +148,7 @@ impl ModelConfig {
     /// The client settings a policy's `[approvals.model]` table holds,
     /// checked (unknown keys, a bad URL or timeout, a confidence outside
     /// 0..=1); the error names the table and its line. The key is not read.
-    pub fn from_stage(stage: &toolgate_core::policy::ModelStage) -> Result<ModelConfig, String> {
+    pub fn from_stage(stage: &toolgate_core::ModelStage) -> Result<ModelConfig, String> {
         let at =
             |e: &dyn std::fmt::Display| format!("[approvals.model] (line {}): {e}", stage.line);
         let config: ModelConfig = toml::Value::Table(stage.client.clone())

@@ -9,9 +9,9 @@
 use crate::bound::{bound_args, clip, clip_list};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use toolgate_core::model::{RiskClass, ToolCall};
-use toolgate_core::normalize::NormalizedCall;
-use toolgate_core::redact::{redact_text, redact_value};
+use toolgate_core::NormalizedCall;
+use toolgate_core::{RiskClass, ToolCall};
+use toolgate_core::{redact_text, redact_value};
 
 /// Longest tool name kept.
 const MAX_TOOL: usize = 256;
@@ -244,7 +244,7 @@ mod tests {
     use super::*;
     use crate::bound::CUT_MARK;
     use serde_json::json;
-    use toolgate_core::model::Requester;
+    use toolgate_core::Requester;
 
     const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
     const GH: &str = "ghp_1234567890abcdefghijklmnopqrstuvwxyz";
@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn normalized_targets_name_their_access() {
-        use toolgate_core::normalize::normalize;
+        use toolgate_core::normalize;
         use toolgate_core::paths::Env;
         let call = ToolCall {
             tool: "write".into(),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolgate_core::model::{RiskClass, ToolCall};
+use toolgate_core::{RiskClass, ToolCall};
 use toolgate_model::{
     Abstention, ContextPackage, ModelClient, ModelConfig, ModelOutcome, SCHEMA_NAME, SYSTEM_PROMPT,
     StaticAssessment,

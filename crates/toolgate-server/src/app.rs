@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, broadcast};
 use toolgate_bundle::Bundle;
-use toolgate_core::engine::Engine;
+use toolgate_core::Engine;
 use toolgate_core::paths::Env;
 use toolgate_gate::{ADMIN, Clock, Gate, TOKEN_PREFIX};
 use toolgate_store::Store;
@@ -96,7 +96,7 @@ pub struct App {
     /// What integrations' canaries reported.
     pub canaries: crate::canary::Canaries,
     /// Whether the daemon runs in a container (the sandbox posture), read at start.
-    pub posture: toolgate_core::posture::Posture,
+    pub posture: toolgate_core::Posture,
     /// Slots for `?wait` long polls.
     pub waiters: Arc<tokio::sync::Semaphore>,
     /// Which approvals an agent waits on now, and until when.

@@ -283,7 +283,7 @@ fn one(
 fn new_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(toolgate_core::hex::hex(&bytes))
+    Ok(toolgate_core::hex(&bytes))
 }
 
 #[cfg(test)]
@@ -304,7 +304,7 @@ mod tests {
     fn dir() -> PathBuf {
         let mut b = [0u8; 8];
         getrandom::fill(&mut b).unwrap();
-        let d = std::env::temp_dir().join(format!("tg-auth-{}", toolgate_core::hex::hex(&b)));
+        let d = std::env::temp_dir().join(format!("tg-auth-{}", toolgate_core::hex(&b)));
         std::fs::create_dir_all(&d).unwrap();
         d
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, oneshot};
-use toolgate_core::model::{Decision, ToolCall};
+use toolgate_core::{Decision, ToolCall};
 use toolgate_gate::{Gate, Judged};
 
 /// Most calls recorded in one transaction.
@@ -206,8 +206,8 @@ fn record_guarded(gate: &Gate, judged: &[Judged]) -> Result<Vec<Decision>, ApiEr
 
 fn answer(replies: Vec<oneshot::Sender<Result<Decision, ApiError>>>, decisions: Vec<Decision>) {
     for (reply, d) in replies.into_iter().zip(decisions) {
-        let consumed = d.layer == toolgate_core::model::Layer::Approval
-            && d.decision == toolgate_core::model::Verdict::Allow;
+        let consumed = d.layer == toolgate_core::Layer::Approval
+            && d.decision == toolgate_core::Verdict::Allow;
         if let Err(Ok(d)) = reply.send(Ok(d))
             && consumed
         {

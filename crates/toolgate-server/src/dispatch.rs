@@ -12,9 +12,9 @@ use tokio::sync::broadcast;
 use toolgate_channels::{
     Channel, Delivered, DeliveryState, Notice, Resolution, TargetStatus, fan_out, fan_out_resolved,
 };
-use toolgate_core::approval::{Approval, ApprovalState};
-use toolgate_core::normalize::kind_of;
-use toolgate_core::policy::Routing;
+use toolgate_core::Routing;
+use toolgate_core::kind_of;
+use toolgate_core::{Approval, ApprovalState};
 
 /// Routes approval changes as they come, until the stream closes.
 pub(crate) async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>) {
@@ -67,7 +67,7 @@ async fn handle(app: &Arc<App>, change: ApprovalChange) {
 /// The agent's text in it shows its control and bidirectional characters
 /// as escapes: what people approve in chat reads as what runs.
 fn notice(app: &App, a: &Approval) -> Notice {
-    use toolgate_core::shown::visible_line;
+    use toolgate_core::visible_line;
     let tool = a.call.get("tool").and_then(|t| t.as_str()).unwrap_or("?");
     let shown = |t: &str| visible_line(t).into_owned();
     Notice {

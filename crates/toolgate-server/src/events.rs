@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use toolgate_core::hex::hex;
+use toolgate_core::hex;
 
 /// How often the audit log is read when nothing in this process committed
 /// (votes and checks by other processes show up within this), on a store
@@ -128,7 +128,7 @@ fn route(app: &App, entry: &Value) {
         .get("data")
         .and_then(|d| d.get("approval"))
         .and_then(Value::as_str)
-        .and_then(|id| toolgate_core::approval::ApprovalId::parse(id).ok());
+        .and_then(|id| toolgate_core::ApprovalId::parse(id).ok());
     if let Some(id) = id {
         let _ = app
             .approval_changes
@@ -246,7 +246,7 @@ fn is_verdict(canonical: &str) -> bool {
 mod tests {
     use super::is_verdict;
     use serde_json::json;
-    use toolgate_core::audit::{AuditEvent, AuditKind};
+    use toolgate_core::{AuditEvent, AuditKind};
 
     fn text(kind: AuditKind, data: serde_json::Value) -> String {
         AuditEvent {

@@ -174,7 +174,7 @@ impl Server {
             stats: stats::Stats::default(),
             policy: Mutex::new(PolicyStatus {
                 origin,
-                loaded: toolgate_core::time::rfc3339_ms(now),
+                loaded: toolgate_core::rfc3339_ms(now),
                 reloads: 0,
                 last_error: None,
                 sources,
@@ -184,7 +184,7 @@ impl Server {
             watchers: watchers::Watchers::new(sources_to_watch),
             pending: AtomicU64::new(0),
             audit_head: Mutex::new(head.map_or((0, String::new()), |(seq, hash)| {
-                (seq, toolgate_core::hex::hex(&hash))
+                (seq, toolgate_core::hex(&hash))
             })),
             started_ms: now,
             shutdown: tokio::sync::watch::Sender::new(false),

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use std::sync::Arc;
 use toolgate_channels::{LinkAction, LinkClaims};
-use toolgate_core::approval::ApprovalId;
+use toolgate_core::ApprovalId;
 use toolgate_gate::{VoteInput, VoteOutcome};
 
 /// Approve and deny links for `operator` on approval `id`, valid until the

@@ -9,8 +9,8 @@ use crate::watchers::displayed;
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use toolgate_core::audit::{AuditEvent, AuditKind};
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
+use toolgate_core::{AuditEvent, AuditKind};
 
 /// Starts watching the files the policy in force was read from (the policy
 /// file and the scope profile it names; the built-in default has none) and
@@ -88,7 +88,7 @@ pub async fn record(app: &Arc<App>, result: &str, origin: &str, error: Option<&s
         data: json!({
             "result": result,
             "origin": origin,
-            "error": error.map(|e| toolgate_core::redact::redact_text(e).into_owned()),
+            "error": error.map(|e| toolgate_core::redact_text(e).into_owned()),
             "trigger": why,
         }),
     };

@@ -11,8 +11,8 @@ use toolgate_channels::{
     CallbackAuth, Channel, ChannelConfig, Delivered, DeliveryState, Notice, Resolution,
     RetryPolicy, TargetStatus,
 };
-use toolgate_core::approval::ApprovalId;
-use toolgate_core::policy::{RouteTarget, Routing, RoutingMode};
+use toolgate_core::ApprovalId;
+use toolgate_core::{RouteTarget, Routing, RoutingMode};
 
 /// What happened to an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

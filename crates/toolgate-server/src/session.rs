@@ -172,7 +172,7 @@ fn digest(secret: &str) -> [u8; 32] {
 fn secret() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(toolgate_core::hex::hex(&bytes))
+    Ok(toolgate_core::hex(&bytes))
 }
 
 /// The session cookie's name for a daemon listening on `listen`: browsers

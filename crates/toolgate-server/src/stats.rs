@@ -4,7 +4,7 @@
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use toolgate_core::model::Verdict;
+use toolgate_core::Verdict;
 
 /// Seconds of history kept.
 pub const HISTORY_SECS: usize = 600;

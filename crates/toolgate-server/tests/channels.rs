@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolgate_channels::{LinkAction, LinkSigner};
-use toolgate_core::engine::Engine;
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
 use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
@@ -204,10 +204,7 @@ fn form_urlencoded_body(payload: &str) -> String {
 fn slack_signature(ts: &str, body: &str) -> String {
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SIGNING.as_bytes()).unwrap();
     mac.update(format!("v0:{ts}:{body}").as_bytes());
-    format!(
-        "v0={}",
-        toolgate_core::hex::hex(&mac.finalize().into_bytes())
-    )
+    format!("v0={}", toolgate_core::hex(&mac.finalize().into_bytes()))
 }
 
 async fn until(what: &str, mut f: impl AsyncFnMut() -> bool) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 use toolgate_core::paths::Env;
-use toolgate_core::posture::{Signals, detect};
+use toolgate_core::{Signals, detect};
 use toolgate_gate::{Clock, SystemClock};
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
@@ -1661,8 +1661,7 @@ async fn a_runtimes_hook_calls_show_as_its_last_hook() {
 async fn a_hold_in_another_process_shows_as_an_agent_waiting() {
     let d = start(DEFAULT_POLICY).await;
     let v = d.check(exec("git push origin main")).await;
-    let id =
-        toolgate_core::approval::ApprovalId::parse(v["approval"]["id"].as_str().unwrap()).unwrap();
+    let id = toolgate_core::ApprovalId::parse(v["approval"]["id"].as_str().unwrap()).unwrap();
     let waiting = |v: &Value| v["waiting_until_ms"].as_i64();
     let until = toolgate_gate::SystemClock.now_ms() + 60_000;
     // What a hook's hold writes on the approval it waits on.

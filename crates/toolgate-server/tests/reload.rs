@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use toolgate_core::posture::{Signals, detect};
+use toolgate_core::{Signals, detect};
 use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};

@@ -40,7 +40,9 @@ fn wrap(cmd: &str, how: u8) -> String {
         6 => format!("( {cmd} )"),
         7 => format!("{{ {cmd}; }}"),
         8 => format!("if true; then {cmd}; fi"),
-        9 => format!("echo \"$({cmd})\""),
+        // Spaced: `$((` … `))` is arithmetic to every shell, and a program
+        // inside it does not run, so it is no hiding place to test.
+        9 => format!("echo \"$( {cmd} )\""),
         10 => format!("cat <({cmd})"),
         11 => format!("f() {{ {cmd}; }}; f"),
         12 => format!("eval {q}"),

@@ -81,8 +81,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use tokio::runtime::Runtime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, IsolationLevel, NoTls, Row};
-use toolgate_core::approval::{Approval, ApprovalId};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
+use toolgate_core::{Approval, ApprovalId};
 use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
 
 /// At most this many connections write at once per store (writers queue on

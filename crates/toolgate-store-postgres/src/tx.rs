@@ -9,10 +9,10 @@ use deadpool_postgres::Object;
 use std::sync::LazyLock;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
-use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
-use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
-use toolgate_core::hex::hex;
+use toolgate_core::hex;
 use toolgate_core::knowledge::memory::Memory;
+use toolgate_core::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::{AuditEvent, GENESIS, chain_hash};
 use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 /// How long a writer waits for the lock (or any lock) before failing, as

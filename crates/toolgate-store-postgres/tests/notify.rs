@@ -8,7 +8,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
-use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind};
 use toolgate_store::Store;
 use toolgate_store_postgres::PostgresStore;
 

@@ -5,10 +5,10 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use toolgate_core::approval::{ApprovalState, ApproverKind, Vote};
-use toolgate_core::audit::{AuditEvent, AuditKind};
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::model::{Layer, RiskClass};
+use toolgate_core::{ApprovalState, ApproverKind, Vote};
+use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{Layer, RiskClass};
 use toolgate_gate::{check_anchor, verify};
 use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, Store, StoreError};
 use toolgate_store_postgres::PostgresStore;

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use std::time::Instant;
-use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind};
 use toolgate_store::Store;
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 

@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use toolgate_core::approval::{Approval, ApprovalId};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
+use toolgate_core::{Approval, ApprovalId};
 use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
 use tx::SqliteTx;
 

@@ -5,7 +5,7 @@
 //! row keep the chain; what a copy reads back is what was put.
 
 use super::*;
-use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind};
 use toolgate_gate::{Clock, ManualClock, add_memory, random_hex, verify};
 use toolgate_store::{Ack, Shown, Store};
 
@@ -107,7 +107,7 @@ fn version_1_database_upgrades_and_keeps_its_chain() {
         let conn = Connection::open(&path).unwrap();
         // Append entries exactly as a version-1 toolgate would: audit rows
         // and the head only.
-        let mut prev = toolgate_core::audit::GENESIS;
+        let mut prev = toolgate_core::GENESIS;
         for seq in 1..=3u64 {
             let e = AuditEvent {
                 ts_ms: clock.now_ms(),
@@ -116,7 +116,7 @@ fn version_1_database_upgrades_and_keeps_its_chain() {
                 data: serde_json::json!({"n": seq}),
             };
             let text = e.canonical(seq);
-            let hash = toolgate_core::audit::chain_hash(&prev, text.as_bytes());
+            let hash = toolgate_core::chain_hash(&prev, text.as_bytes());
             conn.execute(
                 "INSERT INTO audit (seq, hash, entry) VALUES (?1, ?2, ?3)",
                 params![seq as i64, &hash[..], text],

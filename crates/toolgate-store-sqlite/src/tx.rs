@@ -6,9 +6,9 @@ use super::memory::{self, RowError, SHOWN_COLUMNS};
 use super::read_head;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::{LazyLock, MutexGuard};
-use toolgate_core::approval::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
-use toolgate_core::audit::{AuditEvent, GENESIS, chain_hash};
 use toolgate_core::knowledge::memory::Memory;
+use toolgate_core::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
+use toolgate_core::{AuditEvent, GENESIS, chain_hash};
 use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 pub(super) struct SqliteTx<'a> {

@@ -1,7 +1,7 @@
 //! The store crate's one error type.
 
-use toolgate_core::approval::{ApprovalId, VoteRefused};
-use toolgate_core::audit::ChainBreak;
+use toolgate_core::ChainBreak;
+use toolgate_core::{ApprovalId, VoteRefused};
 
 /// What went wrong with durable state. Messages say what to do next.
 #[derive(Debug, thiserror::Error)]

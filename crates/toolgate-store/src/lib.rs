@@ -29,9 +29,9 @@ pub use rows::{Ack, Bypass, DecisionFields, Operator, Shown};
 
 use std::sync::Arc;
 
-use toolgate_core::approval::{Approval, ApprovalId, BindingHash, Vote};
-use toolgate_core::audit::AuditEvent;
+use toolgate_core::AuditEvent;
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
+use toolgate_core::{Approval, ApprovalId, BindingHash, Vote};
 
 /// One stored audit row, as kept: its number, its hash, and its canonical
 /// text (see `toolgate_core::audit`).

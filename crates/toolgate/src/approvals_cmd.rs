@@ -4,9 +4,9 @@ use crate::state::{DataDirArgs, os_user};
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
-use toolgate_core::approval::{ApprovalId, ApprovalState};
-use toolgate_core::shown::{visible, visible_line};
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
+use toolgate_core::{ApprovalId, ApprovalState};
+use toolgate_core::{visible, visible_line};
 use toolgate_gate::{ApprovalView, Clock, SystemClock, VoteInput, VoteOutcome};
 use toolgate_store::StoreError;
 
@@ -243,7 +243,7 @@ fn until(ms: i64, now: i64) -> String {
     match u64::try_from((ms - now) / 1000) {
         Ok(d) if d > 0 => format!(
             "in {}",
-            toolgate_core::time::span(d, toolgate_core::time::SpanStyle::About)
+            toolgate_core::span(d, toolgate_core::SpanStyle::About)
         ),
         _ => "now".to_string(),
     }

@@ -220,7 +220,7 @@ async fn vote(
             "approved {id}: the agent may retry the exact call once, until {}",
             v["usable_until_ms"]
                 .as_i64()
-                .map(toolgate_core::time::rfc3339_ms)
+                .map(toolgate_core::rfc3339_ms)
                 .unwrap_or_else(|| "the window closes".into())
         ),
         Some("denied") => println!("denied {id}"),

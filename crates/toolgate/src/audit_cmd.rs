@@ -76,7 +76,7 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
             });
             match result {
                 Ok(v) => {
-                    let head = toolgate_core::hex::hex(&v.head_hash);
+                    let head = toolgate_core::hex(&v.head_hash);
                     if json {
                         println!(
                             "{}",
@@ -176,7 +176,7 @@ fn parse_anchor(text: &str) -> Result<(u64, [u8; 32]), String> {
     let (seq, hash_text) = text.trim().split_once(':').ok_or_else(bad)?;
     let seq: u64 = seq.parse().map_err(|_| bad())?;
     let mut hash = [0u8; 32];
-    toolgate_core::hex::unhex(hash_text, &mut hash).ok_or_else(bad)?;
+    toolgate_core::unhex(hash_text, &mut hash).ok_or_else(bad)?;
     Ok((seq, hash))
 }
 
@@ -243,5 +243,5 @@ fn human(e: &ExportedEntry) -> String {
         s(&get("kind")),
         what
     );
-    toolgate_core::shown::visible_line(&line).into_owned()
+    toolgate_core::visible_line(&line).into_owned()
 }

@@ -6,9 +6,9 @@ use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Duration;
-use toolgate_core::approval::ApprovalId;
-use toolgate_core::bypass::{BYPASSABLE, parse_layer};
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::ApprovalId;
+use toolgate_core::rfc3339_ms;
+use toolgate_core::{BYPASSABLE, parse_layer};
 use toolgate_gate::{Clock, SystemClock};
 use toolgate_store::StoreError;
 

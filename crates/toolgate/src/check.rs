@@ -10,14 +10,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 use toolgate_bundle::{Bundle, LoadEnv};
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{Decision, ToolCall};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{Decision, ToolCall};
 use toolgate_gate::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
-use toolgate_core::shown::visible;
+use toolgate_core::visible;
 
 /// Arguments of `toolgate check`.
 #[derive(Debug, Args)]
@@ -135,9 +135,9 @@ pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.
 fn parse_call(text: &str) -> Result<(ToolCall, Option<Value>)> {
-    let value = toolgate_core::input::parse_json(text.as_bytes()).map_err(|e| anyhow!("{e}"))?;
+    let value = toolgate_core::parse_json(text.as_bytes()).map_err(|e| anyhow!("{e}"))?;
     let id = value.get("id").cloned();
-    let call = toolgate_core::input::tool_call(value, &["id"]).map_err(|e| anyhow!("{e}"))?;
+    let call = toolgate_core::tool_call(value, &["id"]).map_err(|e| anyhow!("{e}"))?;
     Ok((call, id))
 }
 
@@ -293,8 +293,8 @@ fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
 }
 
 /// `--exit-code`: 0 allow, 1 block, 3 escalate.
-fn exit_code_for(v: toolgate_core::model::Verdict) -> u8 {
-    use toolgate_core::model::Verdict;
+fn exit_code_for(v: toolgate_core::Verdict) -> u8 {
+    use toolgate_core::Verdict;
     match v {
         Verdict::Allow => 0,
         Verdict::Block => 1,
@@ -305,7 +305,7 @@ fn exit_code_for(v: toolgate_core::model::Verdict) -> u8 {
 /// The decision as a person reads it: the verdict and risk, what was
 /// judged, why, and what to do next.
 fn human(call: &ToolCall, d: &Decision) -> String {
-    use toolgate_core::model::Verdict;
+    use toolgate_core::Verdict;
     let what = call
         .params
         .get("command")
@@ -462,7 +462,7 @@ mod tests {
         assert!(text.contains("blocked: "), "{text}");
         let c = call("git push --force origin main");
         let mut d = engine.decide(&c, &env).decision;
-        d.approval = Some(toolgate_core::model::ApprovalRef {
+        d.approval = Some(toolgate_core::ApprovalRef {
             id: "ap_0123456789abcdef".into(),
             expires_at: "2026-11-25T12:00:00Z".into(),
             min_approvals: 1,

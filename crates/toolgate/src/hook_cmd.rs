@@ -21,9 +21,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use toolgate_core::HookSettings;
+use toolgate_core::Verdict;
 use toolgate_core::hooks::{HookAnswer, ReplyContext, Runtime};
-use toolgate_core::model::Verdict;
-use toolgate_core::policy::HookSettings;
 
 /// Largest payload read from stdin.
 const MAX_INPUT: u64 = 1 << 20;
@@ -174,7 +174,7 @@ fn answer(
     if input.len() as u64 > MAX_INPUT {
         bail!("the hook payload is over {} KiB", MAX_INPUT / 1024);
     }
-    let payload = toolgate_core::input::parse_json(&input).map_err(|e| anyhow!("{e}"))?;
+    let payload = toolgate_core::parse_json(&input).map_err(|e| anyhow!("{e}"))?;
     let Some(hook_call) = runtime.to_call(&payload).map_err(|e| anyhow!("{e}"))? else {
         return Ok(runtime.no_opinion());
     };

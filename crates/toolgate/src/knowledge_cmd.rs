@@ -11,9 +11,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolgate_core::input::{parse_json, tool_call};
 use toolgate_core::knowledge::enforce::{Audience, Outcome, outcome, render};
 use toolgate_core::knowledge::sop::sop_name;
+use toolgate_core::{parse_json, tool_call};
 use toolgate_gate::{AckError, Gate, SystemClock};
 
 /// Prints a line; a closed pipe (`| head`) ends the output quietly.

@@ -5,7 +5,7 @@ use crate::state::{DataDirArgs, os_user};
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use std::process::ExitCode;
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
 use toolgate_gate::{ADMIN, SystemClock, TOKEN_PREFIX};
 use toolgate_store::{Operator, Store, StoreError};
 

@@ -5,7 +5,7 @@ use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_bundle::DEFAULT_POLICY_TEXT;
-use toolgate_core::policy::{Policy, Rule, RuleList};
+use toolgate_core::{Policy, Rule, RuleList};
 
 /// Policy subcommands.
 #[derive(Debug, Subcommand)]

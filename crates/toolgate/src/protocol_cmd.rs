@@ -19,7 +19,7 @@ pub(crate) struct ProtocolArgs {
 pub(crate) fn run(args: ProtocolArgs) -> ExitCode {
     match load_engine(args.policy.as_deref()) {
         Ok(engine) => {
-            let text = toolgate_core::protocol::protocol_text(engine.policy());
+            let text = toolgate_core::protocol_text(engine.policy());
             // A closed pipe (`| head`) is not an error.
             let _ = std::io::stdout().write_all(text.as_bytes());
             ExitCode::SUCCESS

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use toolgate_core::hex::hex;
+use toolgate_core::hex;
 use toolgate_gate::{Copied, SystemClock, copy_store, verify};
 
 /// What to do with whole stores.

@@ -78,7 +78,7 @@ pub fn unbindable_number(v: &Value) -> Option<String> {
 /// A copy of `v` with every integer beyond ±2^53 replaced by its exact
 /// decimal string, and the JSON pointers (RFC 6901) of those places in
 /// document order. Canonical JSON of the copy loses nothing.
-pub fn exact_integers(v: &Value) -> (Value, Vec<String>) {
+pub(crate) fn exact_integers(v: &Value) -> (Value, Vec<String>) {
     fn walk(v: &Value, path: &mut String, out: &mut Vec<String>) -> Value {
         match v {
             Value::Number(n) if is_big_integer(n) => {

@@ -12,9 +12,8 @@ mod binding;
 mod lifecycle;
 mod quorum;
 
-pub use binding::{
-    ApprovalId, BindingHash, IdError, binding_hash, exact_integers, unbindable_number,
-};
+pub(crate) use binding::exact_integers;
+pub use binding::{ApprovalId, BindingHash, binding_hash, unbindable_number};
 pub use lifecycle::{
     Approval, ApprovalFinding, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity,
     same_identity,

@@ -5,7 +5,7 @@ use crate::shell::Word;
 
 /// One argument of a command, classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arg<'a> {
+pub(crate) enum Arg<'a> {
     /// A flag token (`-rf`, `--force`, `--force=yes`).
     Flag(&'a Word),
     /// The value of the preceding option (`-C dir`).
@@ -16,7 +16,7 @@ pub enum Arg<'a> {
 
 /// Classifies `args` (argv without `argv[0]`); `value_opts` lists the options
 /// of this program that take the next word as their value.
-pub fn classify<'a>(args: &'a [Word], value_opts: &[&str]) -> Vec<Arg<'a>> {
+pub(crate) fn classify<'a>(args: &'a [Word], value_opts: &[&str]) -> Vec<Arg<'a>> {
     let mut out = Vec::with_capacity(args.len());
     let mut operands_only = false;
     let mut expect_value = false;
@@ -38,7 +38,7 @@ pub fn classify<'a>(args: &'a [Word], value_opts: &[&str]) -> Vec<Arg<'a>> {
 }
 
 /// The operands of `args`, in order.
-pub fn operands<'a, 'b>(classified: &'b [Arg<'a>]) -> impl Iterator<Item = &'a Word> + 'b {
+pub(crate) fn operands<'a, 'b>(classified: &'b [Arg<'a>]) -> impl Iterator<Item = &'a Word> + 'b {
     classified.iter().filter_map(|a| match a {
         Arg::Operand(w) => Some(*w),
         _ => None,
@@ -51,7 +51,7 @@ pub fn operands<'a, 'b>(classified: &'b [Arg<'a>]) -> impl Iterator<Item = &'a W
 /// a long rule flag matches any unambiguous-looking abbreviation (`--rec`),
 /// as GNU getopt and git accept them, and `--flag=value`; any other rule flag
 /// (`-delete`, `-exec`) matches only itself.
-pub fn has_flag(classified: &[Arg<'_>], want: &str) -> bool {
+pub(crate) fn has_flag(classified: &[Arg<'_>], want: &str) -> bool {
     classified.iter().any(|a| match a {
         Arg::Flag(w) => flag_matches(&w.text, want),
         _ => false,

@@ -101,6 +101,7 @@ impl Automaton {
 
     /// Reads the DFA now, validating all of it; an error for one that does
     /// not load.
+    #[cfg(test)]
     pub(super) fn check(&self) -> Result<(), String> {
         let (start, end) = self.at;
         DFA::from_bytes(&self.blob[start..end])
@@ -164,6 +165,7 @@ impl Pattern {
 
     /// Compiles the pattern and reads its automaton now; an error for either
     /// that fails.
+    #[cfg(test)]
     pub(super) fn check(&self) -> Result<(), String> {
         Regex::new(self.text).map_err(|e| format!("{}: {e}", self.text))?;
         self.ascii

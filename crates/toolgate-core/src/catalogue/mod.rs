@@ -5,13 +5,14 @@
 //! ([`Catalogue::self_test`]). The engine asks it what a simple command, a
 //! path access, an action or a URL is.
 
-pub mod argv;
+pub(crate) mod argv;
 mod automata;
 mod exec;
 mod remote;
 mod rules;
+#[cfg(test)]
 mod selftest;
-pub mod sets;
+pub(crate) mod sets;
 mod tables;
 
 use crate::model::{RiskClass, Verdict};
@@ -25,7 +26,7 @@ use sets::PathSet;
 
 /// A catalogue entry that matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// `pack.rule`.
     pub rule: String,
     /// Risk class of the operation.
@@ -38,7 +39,7 @@ pub struct Finding {
 
 impl Finding {
     /// Orders findings: verdict first, then class.
-    pub fn severity(&self) -> (Verdict, RiskClass) {
+    pub(crate) fn severity(&self) -> (Verdict, RiskClass) {
         (self.verdict, self.class)
     }
 }
@@ -46,7 +47,7 @@ impl Finding {
 /// The compiled catalogue: tables the build generated from the packs
 /// (`tables.rs`), in the binary.
 #[derive(Debug)]
-pub struct Catalogue {
+pub(crate) struct Catalogue {
     sets: &'static [PathSet],
     options: &'static [(&'static str, &'static [&'static str])],
     patterns: &'static [Pattern],
@@ -82,14 +83,15 @@ fn lookup<T: Copy>(table: &'static [(&'static str, T)], key: &str) -> Option<T> 
 impl Catalogue {
     /// The catalogue built from the shipped packs: static data, nothing is
     /// built when a process starts.
-    pub fn builtin() -> &'static Catalogue {
+    pub(crate) fn builtin() -> &'static Catalogue {
         &BUILTIN
     }
 
-    /// Reads every automaton and compiles every pattern's Unicode form:
-    /// a long-running process may call it at start so no decision pays for
-    /// it, and an error names what does not load.
-    pub fn compile_all(&self) -> Result<(), String> {
+    /// Reads every automaton and compiles every pattern's Unicode form; an
+    /// error names what does not load (the unit tests run it on the built-in
+    /// catalogue).
+    #[cfg(test)]
+    pub(crate) fn compile_all(&self) -> Result<(), String> {
         for p in self.patterns {
             p.check()?;
         }
@@ -109,7 +111,7 @@ impl Catalogue {
     }
 
     /// Every finding for one simple command, most severe first.
-    pub fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
+    pub(crate) fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
         let view = exec::CmdView::new(self, cmd, env);
         let specific = lookup(self.by_program, &cmd.program).unwrap_or(&[]);
         let mut out: Vec<Finding> = specific
@@ -122,7 +124,7 @@ impl Catalogue {
     }
 
     /// The most severe finding for a file tool touching `abs` (resolved).
-    pub fn match_path(&self, access: Access, abs: &str, env: &Env) -> Option<Finding> {
+    pub(crate) fn match_path(&self, access: Access, abs: &str, env: &Env) -> Option<Finding> {
         self.paths
             .iter()
             .filter(|r| {
@@ -134,7 +136,7 @@ impl Catalogue {
 
     /// The finding for an action tool call: the most specific matching rule
     /// (an exact action beats a prefix, which beats `*`), then the most severe.
-    pub fn match_action(&self, kind: ToolKind, action: Option<&str>) -> Option<Finding> {
+    pub(crate) fn match_action(&self, kind: ToolKind, action: Option<&str>) -> Option<Finding> {
         let tool = kind.as_str();
         self.actions
             .iter()
@@ -151,7 +153,7 @@ impl Catalogue {
     }
 
     /// The most severe finding for fetching or opening `url`.
-    pub fn match_url(&self, url: &str) -> Option<Finding> {
+    pub(crate) fn match_url(&self, url: &str) -> Option<Finding> {
         let lower = url.trim().to_ascii_lowercase();
         let hosts: Vec<String> = crate::url::hosts(url);
         self.urls

@@ -13,7 +13,15 @@ pub(super) struct Common {
     pub verdict: Verdict,
     pub reason: &'static str,
     /// Calls the rule must match, and calls it must not (checked as tests).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read only by the catalogue's self-test")
+    )]
     pub examples: &'static [&'static str],
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read only by the catalogue's self-test")
+    )]
     pub counter_examples: &'static [&'static str],
 }
 

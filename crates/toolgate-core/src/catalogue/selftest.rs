@@ -1,5 +1,4 @@
-//! Every rule's examples and counter-examples, checked: run by the unit
-//! tests and available to `toolgate policy` for packs given at run time.
+//! Every rule's examples and counter-examples, checked by the unit tests.
 
 use super::{Catalogue, Finding, action_specificity};
 use crate::paths::Env;
@@ -7,7 +6,7 @@ use crate::paths::Env;
 impl Catalogue {
     /// Checks every rule's examples and counter-examples; returns one line per
     /// failure (empty when all hold). `env` is the context examples assume.
-    pub fn self_test(&self, env: &Env) -> Vec<String> {
+    pub(crate) fn self_test(&self, env: &Env) -> Vec<String> {
         let mut failures = Vec::new();
         let findings = |text: &str| -> Vec<Finding> {
             let a = crate::shell::analyze(text, env);

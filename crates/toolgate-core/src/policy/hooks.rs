@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// The longest `hold`: runtimes kill hooks that run much longer, and an
 /// agent turn stalled for longer than this is better told to retry.
-pub const MAX_HOLD: Duration = Duration::from_secs(10 * 60);
+pub(crate) const MAX_HOLD: Duration = Duration::from_secs(10 * 60);
 
 /// The `[hooks]` settings. The default holds nothing and never hands a
 /// decision to the runtime's own prompt.

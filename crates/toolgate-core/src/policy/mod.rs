@@ -52,8 +52,8 @@ mod url;
 
 use crate::knowledge::settings::KnowledgeSettings;
 pub use approvals::{ApprovalRule, ApprovalSettings, ModelStage};
-pub use error::{ErrorKind, PolicyError, RuleError};
-pub use hooks::{HookSettings, MAX_HOLD};
+pub use error::{ErrorKind, PolicyError};
+pub use hooks::HookSettings;
 pub use routing::{RouteTarget, Routing, RoutingMode};
 pub use rule::Rule;
 
@@ -139,7 +139,7 @@ pub struct PolicyTest {
 }
 
 /// The escalation threshold used when a policy does not set one.
-pub const DEFAULT_ESCALATION_THRESHOLD: u32 = 36;
+pub(crate) const DEFAULT_ESCALATION_THRESHOLD: u32 = 36;
 
 /// A parsed and validated policy. Immutable; cheap to share behind an `Arc`.
 #[derive(Debug, Clone)]

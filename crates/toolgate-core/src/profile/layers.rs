@@ -16,7 +16,7 @@ use crate::shell;
 /// Read-only programs the exec allowlist always admits (a base set of
 /// read-only tools, less `git`, whose subcommands, hooks and `GIT_*` variables run other
 /// programs and reach the network; add it to `exec_allowlist` knowingly).
-pub const BASE_ALLOWLIST: &[&str] = &[
+pub(crate) const BASE_ALLOWLIST: &[&str] = &[
     "cat", "ls", "head", "tail", "wc", "grep", "find", "pwd", "echo", "date",
 ];
 

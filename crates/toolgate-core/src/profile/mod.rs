@@ -4,10 +4,10 @@
 //! it (`profile = "…"`); the caller reads the file and hands the text in.
 
 mod layers;
-pub mod model;
+pub(crate) mod model;
 
-pub use layers::{BASE_ALLOWLIST, ProfileJudgement};
-pub use model::{ActionRule, Hardening, ProfileDoc, Tier};
+pub(crate) use layers::BASE_ALLOWLIST;
+pub(crate) use model::ProfileDoc;
 
 use crate::normalize::NormalizedCall;
 use regex::Regex;

@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 /// Longest string kept whole in a record.
-pub const MAX_STRING: usize = 8 * 1024;
+pub(crate) const MAX_STRING: usize = 8 * 1024;
 /// Largest record kept whole (serialized JSON bytes).
-pub const MAX_RECORD: usize = 64 * 1024;
+pub(crate) const MAX_RECORD: usize = 64 * 1024;
 
 /// `value` with every string over [`MAX_STRING`] bytes cut (noting the
 /// original length and digest), and, if the result still serializes to more

@@ -1,7 +1,34 @@
 //! Which names (JSON keys, variables, flags) name a secret; the rule is
-//! documented on [`super::is_secret_key`].
+//! documented on [`secret_key_kind`].
 
-/// The kind label of a secret key, or `None` (see [`super::is_secret_key`]).
+/// Whether an object key (or the name in `NAME=value`, `--flag value`)
+/// names a secret: the kind label it is redacted with, or `None`.
+///
+/// The key is split into words on every non-alphanumeric character (`_`,
+/// `-`, `.`, space, …), on lower→Upper and Acronym→Word camelCase
+/// boundaries (`APIKey` → `api key`) and between letters and digits; words
+/// are lowercased. It is a secret when:
+/// * a word ends with password, passwd, passphrase, secret, token, apikey,
+///   authorization, cookie or credential (or their plurals, except
+///   `tokens`, which counts tokens): `PGPASSWORD`, `client_secret`,
+///   `authToken`, `Set-Cookie`;
+/// * or two adjacent words are api+key, access+key, private+key,
+///   secret+key, client+secret, session+key, auth+token or refresh+token,
+///   or a word is `pwd`;
+/// * or the whole key (leading dashes dropped) is `pwd`, `pass`, `auth`,
+///   `x-api-key` or `set-cookie`, any case.
+///
+/// Except when:
+/// * the last word is file, path, url, uri, dir or endpoint: the value
+///   locates the secret rather than being it (`--token-file`,
+///   `passwordFile`);
+/// * the secret word is `token` used as a count: preceded by max, min, num
+///   or total, or followed by count, limit, usage, type, budget (and
+///   plurals): `token_count`, `tokenLimit`, `max_token`;
+/// * the key is exactly `PWD`, the shell's working-directory variable.
+///
+/// So `max_tokens`, `tokens_used`, `token_type`, `author`, `keyboard`,
+/// `key`, `passage`, `tokenizer`, `primary_key` are not secrets.
 pub(super) fn secret_key_kind(key: &str) -> Option<&'static str> {
     let key = key.trim_start_matches('-');
     if key == "PWD" {
@@ -101,7 +128,7 @@ fn token_is_count(words: &[String], i: usize) -> bool {
         })
 }
 
-/// Splits a key into lowercase words (see [`super::is_secret_key`]).
+/// Splits a key into lowercase words (see [`secret_key_kind`]).
 fn split_words(key: &str) -> Vec<String> {
     let chars: Vec<char> = key.chars().collect();
     let mut words = Vec::new();

@@ -7,7 +7,7 @@
 //! here may be needed to reproduce them.
 //!
 //! Two mechanisms:
-//! * an object key that names a secret ([`is_secret_key`]) has its whole
+//! * an object key that names a secret ([`keys::secret_key_kind`]) has its whole
 //!   value replaced ([`redact_value`]);
 //! * every other string is scanned for secret-shaped text ([`redact_text`]):
 //!   well-known token formats, private-key blocks, HTTP credentials,
@@ -32,7 +32,7 @@ mod bound;
 mod keys;
 mod scan;
 
-pub use bound::{MAX_RECORD, MAX_STRING, bound_size};
+pub use bound::bound_size;
 #[cfg(test)]
 mod tests;
 
@@ -42,7 +42,7 @@ use keys::secret_key_kind;
 /// `[REDACTED:<kind>]`, where kind is a short kebab-case label of what
 /// matched (`github-token`, `password`, `private-key`, …); searching stored
 /// text for this prefix finds every redaction.
-pub const MARK_PREFIX: &str = "[REDACTED";
+pub(crate) const MARK_PREFIX: &str = "[REDACTED";
 
 /// Replaces the secret-shaped parts of free text with `[REDACTED:<kind>]`,
 /// keeping everything around them (a header's name and scheme, an
@@ -56,7 +56,7 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
 }
 
 /// A deep copy of `value` with its secrets redacted:
-/// * the value of an object key that names a secret ([`is_secret_key`]) is
+/// * the value of an object key that names a secret ([`keys::secret_key_kind`]) is
 ///   replaced wholesale by the string `[REDACTED:<kind>]`, whatever its type,
 ///   except `null`, `""` and booleans, which cannot carry a secret and are
 ///   kept (`"password_required": true` stays readable);
@@ -92,38 +92,6 @@ pub fn redact_in_place(value: &mut Value) -> bool {
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
-}
-
-/// Whether an object key (or the name in `NAME=value`, `--flag value`) names
-/// a secret.
-///
-/// The key is split into words on every non-alphanumeric character (`_`,
-/// `-`, `.`, space, …), on lower→Upper and Acronym→Word camelCase
-/// boundaries (`APIKey` → `api key`) and between letters and digits; words
-/// are lowercased. It is a secret when:
-/// * a word ends with password, passwd, passphrase, secret, token, apikey,
-///   authorization, cookie or credential (or their plurals, except
-///   `tokens`, which counts tokens): `PGPASSWORD`, `client_secret`,
-///   `authToken`, `Set-Cookie`;
-/// * or two adjacent words are api+key, access+key, private+key,
-///   secret+key, client+secret, session+key, auth+token or refresh+token,
-///   or a word is `pwd`;
-/// * or the whole key (leading dashes dropped) is `pwd`, `pass`, `auth`,
-///   `x-api-key` or `set-cookie`, any case.
-///
-/// Except when:
-/// * the last word is file, path, url, uri, dir or endpoint: the value
-///   locates the secret rather than being it (`--token-file`,
-///   `passwordFile`);
-/// * the secret word is `token` used as a count: preceded by max, min, num
-///   or total, or followed by count, limit, usage, type, budget (and
-///   plurals): `token_count`, `tokenLimit`, `max_token`;
-/// * the key is exactly `PWD`, the shell's working-directory variable.
-///
-/// So `max_tokens`, `tokens_used`, `token_type`, `author`, `keyboard`,
-/// `key`, `passage`, `tokenizer`, `primary_key` are not secrets.
-pub fn is_secret_key(key: &str) -> bool {
-    secret_key_kind(key).is_some()
 }
 
 /// Replaces the value under a secret key; `null`, `""` and booleans stay.

@@ -406,7 +406,10 @@ fn secret_keys() {
         "api_keys",
         "Cookies",
     ] {
-        assert!(is_secret_key(key), "{key} should be secret");
+        assert!(
+            super::keys::secret_key_kind(key).is_some(),
+            "{key} should be secret"
+        );
     }
     for key in [
         "max_tokens",
@@ -437,7 +440,10 @@ fn secret_keys() {
         "path",
         "",
     ] {
-        assert!(!is_secret_key(key), "{key} should not be secret");
+        assert!(
+            super::keys::secret_key_kind(key).is_none(),
+            "{key} should not be secret"
+        );
     }
 }
 

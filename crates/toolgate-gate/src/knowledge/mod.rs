@@ -17,16 +17,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use toolgate_core::audit::{AuditEvent, AuditKind};
+use toolgate_core::NormalizedCall;
 use toolgate_core::knowledge::context::{CallContext, extract};
 use toolgate_core::knowledge::enforce::{Found, FoundSop};
 use toolgate_core::knowledge::memory::{Memory, MemoryQuery};
 use toolgate_core::knowledge::settings::{KnowledgeSettings, memory_terms};
 use toolgate_core::knowledge::sop::SOP_SUFFIX;
-use toolgate_core::model::{RiskClass, ToolCall};
-use toolgate_core::normalize::NormalizedCall;
 use toolgate_core::paths::Env;
-use toolgate_core::redact::redact_text;
+use toolgate_core::redact_text;
+use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{RiskClass, ToolCall};
 use toolgate_store::{Ack, Shown, Store, StoreError};
 
 /// What a lookup found for one call, and what went wrong finding it.

@@ -4,10 +4,10 @@
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
-use toolgate_core::engine::Engine;
-use toolgate_core::model::{Decision, ToolCall, Verdict};
+use toolgate_core::Engine;
+use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::policy::Policy;
+use toolgate_core::{Decision, ToolCall, Verdict};
 use toolgate_gate::{Clock, Gate, ManualClock, VoteInput};
 use toolgate_store::Store;
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
@@ -57,7 +57,7 @@ impl TempDir {
         // schema too (`schema_for`): tempfile adds no characters of its own.
         let mut b = [0u8; 8];
         getrandom::fill(&mut b).unwrap();
-        let name = toolgate_core::hex::hex(&b);
+        let name = toolgate_core::hex(&b);
         let dir = tempfile::Builder::new()
             .prefix(&format!("toolgate-test-{tag}-{name}"))
             .rand_bytes(0)
@@ -148,10 +148,10 @@ pub(crate) fn exec(cmd: &str) -> ToolCall {
     .unwrap()
 }
 
-pub(crate) fn approval_id(d: &Decision) -> toolgate_core::approval::ApprovalId {
+pub(crate) fn approval_id(d: &Decision) -> toolgate_core::ApprovalId {
     assert_eq!(d.decision, Verdict::Escalate, "{d:?}");
     let id = &d.approval.as_ref().expect("escalation has an approval").id;
-    toolgate_core::approval::ApprovalId::parse(id).unwrap()
+    toolgate_core::ApprovalId::parse(id).unwrap()
 }
 
 pub(crate) fn person(name: &str, approve: bool) -> VoteInput {

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Uri};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::approval::ApprovalId;
+use toolgate_core::ApprovalId;
 use toolgate_gate::{VoteInput, VoteOutcome};
 
 /// Most approvals one listing returns.

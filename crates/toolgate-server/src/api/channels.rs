@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::sync::Arc;
 use toolgate_channels::{ChannelVote, Inbound, ReplayGuard, discord};
-use toolgate_core::approval::ApprovalId;
+use toolgate_core::ApprovalId;
 use toolgate_gate::{Clock, VoteInput, VoteOutcome};
 use toolgate_store::Store;
 

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
-use toolgate_core::model::{Decision, ToolCall, Verdict};
-use toolgate_core::normalize::kind_of;
+use toolgate_core::kind_of;
+use toolgate_core::{Decision, ToolCall, Verdict};
 use toolgate_gate::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
 
 /// Longest `?wait=` honoured.
@@ -36,8 +36,8 @@ pub async fn check(
     let q: CheckQuery = query(&uri)?;
     let wait = q.wait.as_deref().map(parse_wait).transpose()?;
     let value = read_json(&headers, body, false).await?;
-    let call = toolgate_core::input::tool_call(value, &[])
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let call =
+        toolgate_core::tool_call(value, &[]).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut decision = decide(&app, call.clone()).await?;
     link(&app, &mut decision);
     match (wait, decision.decision) {

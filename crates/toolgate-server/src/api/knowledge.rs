@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
 use toolgate_gate::AckError;
 
 /// `POST /v1/knowledge/ack` with `{"id": "<id>", "session": "…"}` (agent:
@@ -35,7 +35,7 @@ pub async fn ack(
     // An operator may acknowledge any, as who their token says they are.
     let (by, scope) = match who.role {
         Role::Agent => {
-            let call = toolgate_core::model::ToolCall {
+            let call = toolgate_core::ToolCall {
                 session: value
                     .get("session")
                     .and_then(Value::as_str)

@@ -25,7 +25,7 @@ pub const MAX_BODY: usize = 1 << 20;
 pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Reads a JSON body: at most [`MAX_BODY`] bytes, UTF-8, nesting within
-/// `toolgate_core::input::MAX_JSON_DEPTH`. `empty_ok` turns an empty body
+/// `toolgate_core::MAX_JSON_DEPTH`. `empty_ok` turns an empty body
 /// into `null` (for endpoints whose body is optional).
 pub async fn read_json(headers: &HeaderMap, body: Body, empty_ok: bool) -> Result<Value, ApiError> {
     let too_large = || {
@@ -70,7 +70,7 @@ pub async fn read_json(headers: &HeaderMap, body: Body, empty_ok: bool) -> Resul
             "the body is empty: send a JSON object like {\"tool\":\"exec\",\"params\":{\"command\":\"ls\"}}",
         ));
     }
-    toolgate_core::input::parse_json(&bytes).map_err(|e| ApiError::bad_request(e.to_string()))
+    toolgate_core::parse_json(&bytes).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 /// Parses the query string into `T`; unknown keys are ignored, wrong values

@@ -13,8 +13,8 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::hex::hex;
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::hex;
+use toolgate_core::rfc3339_ms;
 
 #[derive(Debug, Deserialize)]
 struct DecisionsQuery {
@@ -153,7 +153,7 @@ pub async fn protocol(
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
     app.authenticate(&headers, None, Role::Agent).await?;
-    let text = toolgate_core::protocol::protocol_text(app.gate.load().engine().policy());
+    let text = toolgate_core::protocol_text(app.gate.load().engine().policy());
     Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 

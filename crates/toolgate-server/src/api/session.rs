@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::time::rfc3339_ms;
+use toolgate_core::rfc3339_ms;
 
 /// The path of a sign-in link for `code`, to append to the daemon's
 /// address: a URL fragment, which browsers keep to themselves.

@@ -3,10 +3,8 @@
 #![allow(dead_code)]
 
 use serde_json::json;
-use toolgate_core::approval::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, QuorumRule,
-};
-use toolgate_core::model::RiskClass;
+use toolgate_core::RiskClass;
+use toolgate_core::{Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, QuorumRule};
 use toolgate_store_postgres::PostgresStore;
 
 /// The variable naming the test database.
@@ -32,7 +30,7 @@ pub(crate) fn db(test: &str) -> Option<Db> {
     };
     let mut b = [0u8; 8];
     getrandom::fill(&mut b).unwrap();
-    let schema = format!("tg_test_{}", toolgate_core::hex::hex(&b));
+    let schema = format!("tg_test_{}", toolgate_core::hex(&b));
     Some(Db { url, schema })
 }
 

@@ -6,7 +6,7 @@
 use super::*;
 use std::net::TcpListener;
 use std::thread;
-use toolgate_core::model::{Layer, RiskClass};
+use toolgate_core::{Layer, RiskClass};
 
 /// A body with one-, two-, three- and four-byte characters.
 const BODY: &str = "{\"why\":\"a é ✓ 🦀\"}";

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use toolgate_core::hooks::mcp::{self, ElicitAnswer, McpSession};
-use toolgate_core::model::{Decision, RiskClass, ToolCall, Verdict};
+use toolgate_core::{Decision, RiskClass, ToolCall, Verdict};
 
 /// A held call's cancellation: by the client (`notifications/cancelled`),
 /// by the client's user (a declined elicitation), or the client leaving.
@@ -109,7 +109,7 @@ impl Proxy {
     /// bytes: a server whose reader splits lines at a bare `\r`, or matches
     /// keys loosely, cannot see anything the proxy did not.
     pub(super) async fn from_client(self: &Arc<Self>, line: &[u8]) {
-        let msg = match toolgate_core::input::parse_json(line) {
+        let msg = match toolgate_core::parse_json(line) {
             Ok(v) => v,
             Err(e) => {
                 // What cannot be read cannot be judged: it never reaches

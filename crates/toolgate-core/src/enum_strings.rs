@@ -12,7 +12,7 @@
 
 use crate::approval::{ApprovalState, ApproverKind};
 use crate::audit::AuditKind;
-use crate::hooks::answers::{AnswerKind, Outcome};
+use crate::hooks::{AnswerKind, Outcome};
 use crate::knowledge::memory::Category;
 use crate::knowledge::settings::{Criticality, Enforcement};
 use crate::knowledge::sop::SectionKind;

@@ -197,7 +197,8 @@ pub(crate) const fn fact(answer: AnswerKind, outcome: Outcome, note: &'static st
 
 /// The table as Markdown, one section per mode: what docs/integrations.md
 /// carries (a test keeps the two equal).
-pub fn render_markdown(title: &str, table: &AnswerTable) -> String {
+#[cfg(test)]
+pub(super) fn render_markdown(title: &str, table: &AnswerTable) -> String {
     let mut out = format!("### {title}\n\nObserved with {}.\n\n", table.observed);
     out.push_str("| answer |");
     for m in table.modes {

@@ -25,10 +25,10 @@ use crate::tool_kind::ToolKind;
 use serde_json::{Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.
-pub const EVENT: &str = "PreToolUse";
+pub(super) const EVENT: &str = "PreToolUse";
 
 /// Everything toolgate knows about Claude Code.
-pub static SPEC: Spec = Spec {
+pub(super) static SPEC: Spec = Spec {
     runtime: Runtime::ClaudeCode,
     name: "claude-code",
     title: "Claude Code",
@@ -43,7 +43,7 @@ pub static SPEC: Spec = Spec {
 };
 
 /// Claude Code's built-in tools.
-pub const VOCABULARY: &[(&str, ToolKind)] = &[
+pub(super) const VOCABULARY: &[(&str, ToolKind)] = &[
     ("Bash", ToolKind::Exec),
     ("BashOutput", ToolKind::Process),
     ("KillShell", ToolKind::Process),
@@ -66,7 +66,7 @@ pub const VOCABULARY: &[(&str, ToolKind)] = &[
 ];
 
 /// Where `toolgate install claude-code` registers the hook.
-pub static INSTALL: Target = Target {
+pub(super) static INSTALL: Target = Target {
     dir: ".claude",
     dir_env: Some("CLAUDE_CONFIG_DIR"),
     file: "settings.json",
@@ -147,7 +147,7 @@ const fn mode(name: &'static str, person_at_prompt: bool, facts: &'static [Fact]
 
 /// The answer table (2.1.330, `claude -p`, observed offline; the e2e suite
 /// runs an escalated Bash, Write and Edit in every mode).
-pub static ANSWERS: AnswerTable = AnswerTable {
+pub(super) static ANSWERS: AnswerTable = AnswerTable {
     observed: "Claude Code 2.1.330 (`claude -p`, offline)",
     modes: &[
         mode("bypassPermissions", false, &BYPASS),
@@ -164,7 +164,7 @@ pub static ANSWERS: AnswerTable = AnswerTable {
 /// `permission_mode`. `Ok(None)` for another `hook_event_name`; a payload
 /// without one is judged. Errors name the field that is missing or of the
 /// wrong type.
-pub fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
+pub(super) fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
     input::claude_shaped(Runtime::ClaudeCode, payload, EVENT)
 }
 
@@ -179,7 +179,7 @@ fn may_ask(ctx: &ReplyContext<'_>) -> bool {
 /// "permissionDecisionReason":…, "updatedInput"?, "additionalContext"?}}`.
 /// A block is always `deny`; an escalation is `deny` unless [`may_ask`]
 /// (see the module docs); never `allow` for either.
-pub fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
+pub(super) fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
     // An allow an approval unlocked was decided by a person for this very
     // call: asking again at Claude's prompt would ask twice.
     if decision.decision == Verdict::Allow
@@ -227,7 +227,7 @@ pub fn reply(decision: &Decision, ctx: &ReplyContext<'_>) -> HookAnswer {
 
 /// The fail-closed answer when toolgate could not decide: `deny` with
 /// `message` and what to do about it. Never `allow` or `ask`.
-pub fn reply_error(message: &str) -> HookAnswer {
+pub(super) fn reply_error(message: &str) -> HookAnswer {
     HookAnswer::json(deny_json(&text::failed(message)))
 }
 
@@ -246,7 +246,7 @@ pub(crate) fn deny_json(reason: &str) -> Value {
 /// (`allow`, `deny`, `ask`, `defer`), or the older top-level `decision`
 /// (`approve`/`block`); anything else is no decision, and output that is
 /// not an object is ignored.
-pub fn classify(v: &Value) -> A {
+pub(super) fn classify(v: &Value) -> A {
     let Some(top) = v.as_object() else {
         return A::Malformed;
     };

@@ -34,10 +34,10 @@ use crate::tool_kind::ToolKind;
 use serde_json::{Map, Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.
-pub const EVENT: &str = "PreToolUse";
+pub(super) const EVENT: &str = "PreToolUse";
 
 /// Everything toolgate knows about Codex CLI.
-pub static SPEC: Spec = Spec {
+pub(super) static SPEC: Spec = Spec {
     runtime: Runtime::Codex,
     name: "codex",
     title: "Codex",
@@ -52,7 +52,7 @@ pub static SPEC: Spec = Spec {
 };
 
 /// Codex CLI's built-in tools (as the model and the hooks name them).
-pub const VOCABULARY: &[(&str, ToolKind)] = &[
+pub(super) const VOCABULARY: &[(&str, ToolKind)] = &[
     ("exec_command", ToolKind::Exec),
     ("write_stdin", ToolKind::Exec),
     ("local_shell", ToolKind::Exec),
@@ -72,7 +72,7 @@ pub const VOCABULARY: &[(&str, ToolKind)] = &[
 
 /// Where `toolgate install codex` registers the hook: `$CODEX_HOME/hooks.json`
 /// (default `~/.codex`), plus the trust entry in `config.toml` next to it.
-pub static INSTALL: Target = Target {
+pub(super) static INSTALL: Target = Target {
     dir: ".codex",
     dir_env: Some("CODEX_HOME"),
     file: "hooks.json",
@@ -116,7 +116,7 @@ const FACTS: &[Fact] = &[
 /// `permission_mode: "bypassPermissions"` whatever its sandbox flag
 /// (observed with --dangerously-bypass-approvals-and-sandbox, --full-auto
 /// and no flag); the answers act alike in every mode.
-pub static ANSWERS: AnswerTable = AnswerTable {
+pub(super) static ANSWERS: AnswerTable = AnswerTable {
     observed: "Codex CLI 0.169.0 (`codex exec`, offline; a hook runs only with its trust entry)",
     modes: &[
         Mode {
@@ -137,7 +137,7 @@ pub static ANSWERS: AnswerTable = AnswerTable {
 /// with agent `codex`; `apply_patch` and `write_stdin` as the module docs
 /// say. Codex's extra fields (`turn_id`, `model`, …) are ignored.
 /// `Ok(None)` for another `hook_event_name`; errors name the field.
-pub fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
+pub(super) fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
     let Some(mut hc) = input::claude_shaped(Runtime::Codex, payload, EVENT)? else {
         return Ok(None);
     };
@@ -184,7 +184,7 @@ fn patch_text(command: Option<&Value>) -> Option<String> {
 /// escalation is a `deny` with a non-empty reason and exit 2 with the same
 /// reason on stderr; an allow is `allow` only together with `updatedInput`,
 /// otherwise no decision (see the module docs).
-pub fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
+pub(super) fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
     let mut out = Map::new();
     let mut stop = None;
     match decision.decision {
@@ -226,7 +226,7 @@ pub fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
 
 /// The fail-closed answer when toolgate could not decide: `deny` with a
 /// non-empty reason carrying `message`, and exit 2 with it on stderr.
-pub fn reply_error(message: &str) -> HookAnswer {
+pub(super) fn reply_error(message: &str) -> HookAnswer {
     let reason = text::failed(message);
     HookAnswer {
         stdout: super::claude_code::deny_json(&reason),
@@ -247,7 +247,7 @@ const FIELDS: [&str; 5] = [
 /// How Codex's output parser reads an exit-0 answer: anything outside its
 /// schema, `ask`, a bare `allow` and a blank `deny` are rejected (and the
 /// call goes on); the legacy `{"decision":"block","reason":…}` is a deny.
-pub fn classify(v: &Value) -> A {
+pub(super) fn classify(v: &Value) -> A {
     let Some(top) = v.as_object() else {
         return A::Malformed;
     };

@@ -26,10 +26,10 @@ use crate::tool_kind::ToolKind;
 use serde_json::{Map, Value, json};
 
 /// The hook event toolgate judges; every other event is `Ok(None)`.
-pub const EVENT: &str = "BeforeTool";
+pub(super) const EVENT: &str = "BeforeTool";
 
 /// Everything toolgate knows about Gemini CLI.
-pub static SPEC: Spec = Spec {
+pub(super) static SPEC: Spec = Spec {
     runtime: Runtime::Gemini,
     name: "gemini",
     title: "Gemini CLI",
@@ -44,7 +44,7 @@ pub static SPEC: Spec = Spec {
 };
 
 /// Gemini CLI's built-in tools.
-pub const VOCABULARY: &[(&str, ToolKind)] = &[
+pub(super) const VOCABULARY: &[(&str, ToolKind)] = &[
     ("run_shell_command", ToolKind::Exec),
     ("read_file", ToolKind::Read),
     ("read_many_files", ToolKind::Read),
@@ -66,7 +66,7 @@ pub const VOCABULARY: &[(&str, ToolKind)] = &[
 ];
 
 /// Where `toolgate install gemini` registers the hook.
-pub static INSTALL: Target = Target {
+pub(super) static INSTALL: Target = Target {
     dir: ".gemini",
     dir_env: None,
     file: "settings.json",
@@ -112,7 +112,7 @@ const FACTS: &[Fact] = &[
 
 /// The answer table (0.61.0, observed offline). Gemini's payload names no
 /// mode; the command-line modes are listed, most permissive first.
-pub static ANSWERS: AnswerTable = AnswerTable {
+pub(super) static ANSWERS: AnswerTable = AnswerTable {
     observed: "Gemini CLI 0.61.0 (`gemini -p --yolo`, offline)",
     modes: &[
         Mode {
@@ -139,7 +139,7 @@ pub static ANSWERS: AnswerTable = AnswerTable {
 /// An MCP call (`mcp_context` present, or a `mcp_` name) is named
 /// `mcp__<server>__<tool>`. `Ok(None)` for another `hook_event_name`;
 /// errors name the field.
-pub fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
+pub(super) fn to_call(payload: &Value) -> Result<Option<HookCall>, HookInputError> {
     let Some(mut hc) = input::claude_shaped(Runtime::Gemini, payload, EVENT)? else {
         return Ok(None);
     };
@@ -184,7 +184,7 @@ fn mcp_name(p: &Payload<'_>, tool: &str) -> Result<Option<String>, HookInputErro
 /// exit 2 and the reason on stderr; an escalation's reason names the
 /// approval id, how to approve it, and that the same call, retried once
 /// approved, runs once.
-pub fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
+pub(super) fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
     let (verdict, reason) = match decision.decision {
         Verdict::Allow => ("allow", text::allowed(decision)),
         Verdict::Block | Verdict::Escalate => (
@@ -219,7 +219,7 @@ pub fn reply(decision: &Decision, _ctx: &ReplyContext<'_>) -> HookAnswer {
 
 /// The fail-closed answer when toolgate could not decide: `deny`, exit 2,
 /// with `message` and what to do about it.
-pub fn reply_error(message: &str) -> HookAnswer {
+pub(super) fn reply_error(message: &str) -> HookAnswer {
     let reason = text::failed(message);
     HookAnswer {
         stdout: json!({ "decision": "deny", "reason": reason }),
@@ -230,7 +230,7 @@ pub fn reply_error(message: &str) -> HookAnswer {
 
 /// How Gemini reads an exit-0 answer: `decision` `allow`, `deny`/`block`,
 /// `ask`; anything else is no decision; non-objects are ignored.
-pub fn classify(v: &Value) -> A {
+pub(super) fn classify(v: &Value) -> A {
     let Some(top) = v.as_object() else {
         return A::Malformed;
     };

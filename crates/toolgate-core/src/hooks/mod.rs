@@ -15,12 +15,12 @@
 //! (a property test checks every runtime × mode × decision against the
 //! answer table).
 
-pub mod answers;
-pub mod claude_code;
-pub mod codex;
+mod answers;
+mod claude_code;
+mod codex;
 pub mod codex_trust;
 pub mod cursor;
-pub mod gemini;
+mod gemini;
 pub mod install;
 pub mod mcp;
 

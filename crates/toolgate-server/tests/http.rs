@@ -936,6 +936,136 @@ async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
     assert_eq!(v["ok"], true);
 }
 
+/// A scope profile that permits reading only; `marker` makes each write a
+/// change.
+fn profile(marker: &str) -> String {
+    format!(
+        "---\nversion: 1\nprovider: {{name: {marker}}}\nscope:\n  permitted_actions: [read]\n---\n# {marker}\n"
+    )
+}
+
+fn policy_naming(profile: &str) -> String {
+    format!("profile = \"{profile}\"\n")
+}
+
+fn shown(paths: &[&Path]) -> Value {
+    Value::from(
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>(),
+    )
+}
+
+impl Daemon {
+    async fn policy_state(&self) -> Value {
+        let (status, state) = self.get("/v1/state", Some(OPERATOR)).await;
+        assert_eq!(status, StatusCode::OK);
+        state["policy"].clone()
+    }
+
+    /// Waits (up to 10 s) until the reload count passes `after`.
+    async fn reloads_past(&self, after: u64) -> bool {
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if self.policy_state().await["reloads"].as_u64().unwrap() > after {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The reload count once no reload has come for 1.5 s.
+    async fn settled_reloads(&self) -> u64 {
+        let mut last = self.policy_state().await["reloads"].as_u64().unwrap();
+        loop {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let now = self.policy_state().await["reloads"].as_u64().unwrap();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+    }
+}
+
+/// The daemon watches the files the policy in force was read from: when a
+/// reload makes the policy name another scope profile, a change to the new
+/// profile reloads and a change to the old one no longer does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_that_names_another_profile_moves_the_watch_to_it() {
+    let d = start("").await;
+    let (policy, one, two) = (
+        d.dir.path().join("policy.toml"),
+        d.dir.path().join("one.profile.md"),
+        d.dir.path().join("two.profile.md"),
+    );
+    let state = d.policy_state().await;
+    assert_eq!(state["sources"], shown(&[&policy]), "{state}");
+    assert_eq!(state["watched"], shown(&[&policy]), "{state}");
+    std::fs::write(&one, profile("one")).unwrap();
+    std::fs::write(&two, profile("two")).unwrap();
+
+    std::fs::write(&policy, policy_naming("one.profile.md")).unwrap();
+    assert!(d.reloads_past(0).await, "naming a profile was missed");
+    let named_one = d.settled_reloads().await;
+    let state = d.policy_state().await;
+    assert_eq!(state["sources"], shown(&[&policy, &one]), "{state}");
+    assert_eq!(state["watched"], shown(&[&one, &policy]), "{state}");
+
+    // The policy now names the second profile.
+    std::fs::write(&policy, policy_naming("two.profile.md")).unwrap();
+    assert!(d.reloads_past(named_one).await, "the switch was missed");
+    let named_two = d.settled_reloads().await;
+    let state = d.policy_state().await;
+    assert_eq!(state["sources"], shown(&[&policy, &two]), "{state}");
+    assert_eq!(state["watched"], shown(&[&policy, &two]), "{state}");
+
+    // A change to the profile it names now reloads ...
+    std::fs::write(&two, profile("two-edited")).unwrap();
+    assert!(
+        d.reloads_past(named_two).await,
+        "a change to the newly named profile did not reload"
+    );
+    let edited = d.settled_reloads().await;
+
+    // ... and a change to the one it no longer names does not.
+    std::fs::write(&one, profile("one-edited")).unwrap();
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(
+        d.policy_state().await["reloads"].as_u64().unwrap(),
+        edited,
+        "the profile the policy no longer names still reloads it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_reload_keeps_the_policy_and_what_is_watched() {
+    let d = start("").await;
+    let policy = d.dir.path().join("policy.toml");
+    // A policy naming a profile that is not there is rejected.
+    std::fs::write(&policy, policy_naming("missing.profile.md")).unwrap();
+    let mut error = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        error = d.policy_state().await["last_error"].clone();
+        if !error.is_null() {
+            break;
+        }
+    }
+    let text = error.as_str().expect("the rejected reload is reported");
+    assert!(text.contains("missing.profile.md"), "{text}");
+    let state = d.policy_state().await;
+    assert_eq!(state["reloads"], 0, "{state}");
+    assert_eq!(state["sources"], shown(&[&policy]), "{state}");
+    assert_eq!(state["watched"], shown(&[&policy]), "{state}");
+    // The policy file is still watched: fixing it reloads and clears the
+    // error.
+    std::fs::write(&policy, "").unwrap();
+    assert!(d.reloads_past(0).await, "fixing the policy did not reload");
+    assert!(d.policy_state().await["last_error"].is_null());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hook_answers_deny_in_time_when_the_store_is_locked() {
     let d = start(DEFAULT_POLICY).await;

@@ -8,10 +8,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::ToolCall;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy, ToolCall};
 
 fn engine() -> &'static (Engine, Env) {
     static ENGINE: OnceLock<(Engine, Env)> = OnceLock::new();

@@ -10,9 +10,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy};
 use toolgate_core::{ToolCall, Verdict};
 use toolgate_gate::{Gate, SystemClock};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};

@@ -4,10 +4,8 @@
 //! parses judges a call without panicking.
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::Profile;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy, Profile};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -1,8 +1,7 @@
 //! Why a policy did not load, said so a person knows what to fix.
 
 use std::path::PathBuf;
-use toolgate_core::PolicyError;
-use toolgate_core::ProfileError;
+use toolgate_core::{PolicyError, ProfileError};
 
 /// Why a policy could not be loaded; the message names the file and what to
 /// do about it.

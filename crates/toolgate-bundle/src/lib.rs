@@ -18,11 +18,8 @@ mod tests;
 pub use error::BundleError;
 
 use std::path::{Path, PathBuf};
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::Posture;
-use toolgate_core::Profile;
 use toolgate_core::paths::{Env, normalize_abs};
+use toolgate_core::{Engine, Policy, Posture, Profile};
 
 /// Where the built-in default policy's decisions and errors say they come
 /// from: the file it ships as.

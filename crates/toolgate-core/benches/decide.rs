@@ -7,10 +7,8 @@
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::time::Instant;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::ToolCall;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy, ToolCall};
 
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 

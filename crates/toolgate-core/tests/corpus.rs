@@ -1,9 +1,8 @@
 //! The command corpora: every dangerous command must be stopped (blocked or
 //! escalated), every ordinary one allowed, every tool call judged as labelled.
 
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy};
 use toolgate_core::{ToolCall, Verdict};
 
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");

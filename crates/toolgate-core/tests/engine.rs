@@ -2,10 +2,9 @@
 //! what cannot be read escalates), through the public engine API.
 
 use serde_json::json;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
 use toolgate_core::{Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::{Engine, Policy};
 
 fn engine(policy: &str) -> Engine {
     Engine::new(Policy::from_toml_str(policy, "test.toml").expect("policy parses"))

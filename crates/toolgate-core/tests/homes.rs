@@ -4,9 +4,8 @@
 //! dir gets no temp-dir leniency. Ordinary work stays allowed.
 
 use serde_json::json;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy};
 use toolgate_core::{ToolCall, Verdict};
 
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");

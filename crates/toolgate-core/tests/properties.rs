@@ -4,11 +4,10 @@
 
 use proptest::prelude::*;
 use std::sync::OnceLock;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
 use toolgate_core::shell::analyze;
 use toolgate_core::shell::quote as shell_quote;
+use toolgate_core::{Engine, Policy};
 use toolgate_core::{ToolCall, Verdict};
 
 fn env() -> Env {

@@ -4,11 +4,9 @@
 //! (`stopped` = blocked or escalated).
 
 use serde_json::Value;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
-use toolgate_core::unwrap_bridges;
-use toolgate_core::{ToolCall, Verdict};
+use toolgate_core::{Engine, Policy};
+use toolgate_core::{ToolCall, Verdict, unwrap_bridges};
 
 const SHAPES: &str = include_str!("corpus/tool_call_shapes.json");
 const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");

@@ -9,10 +9,9 @@
 
 use std::sync::Arc;
 use std::time::Instant;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::knowledge::memory::{Category, Memory};
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy};
 use toolgate_core::{RiskClass, ToolCall};
 use toolgate_gate::{Gate, KnowledgeBase, KnowledgeStats, SystemClock, import_memories};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};

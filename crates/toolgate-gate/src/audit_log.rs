@@ -2,8 +2,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_core::hex;
-use toolgate_core::{ChainBreak, ChainVerifier, GENESIS, Verified};
+use toolgate_core::{ChainBreak, ChainVerifier, GENESIS, Verified, hex};
 use toolgate_store::{AuditRow, Store, StoreError};
 
 /// Verifies the whole chain against its recorded head, in one snapshot.

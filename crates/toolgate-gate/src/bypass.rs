@@ -8,12 +8,10 @@ use crate::operator::approval_event;
 use crate::{Clock, random_hex};
 use serde_json::json;
 use std::time::Duration;
-use toolgate_core::Layer;
-use toolgate_core::check_layers;
-use toolgate_core::redact_text;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{Approval, ApprovalId, same_identity};
-use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{
+    Approval, ApprovalId, AuditEvent, AuditKind, Layer, check_layers, redact_text, rfc3339_ms,
+    same_identity,
+};
 use toolgate_store::{Bypass, Store, StoreError};
 
 /// The longest a bypass may run: an emergency, not a new policy.

@@ -4,8 +4,7 @@
 
 use crate::operator::approval_event;
 use crate::{Clock, random_hex};
-use toolgate_core::Approval;
-use toolgate_core::{AuditKind, ChainVerifier};
+use toolgate_core::{Approval, AuditKind, ChainVerifier};
 use toolgate_store::{AuditRow, Store, StoreError, Tx};
 
 /// How many audit entries pass between two progress reports.

@@ -8,14 +8,11 @@ use crate::gate::{Gate, Judged};
 use crate::operator::{approval_event, expire_quietly};
 use crate::resolution::{Resolution, summary};
 use serde_json::Value;
-use toolgate_core::Assessment;
-use toolgate_core::AuditKind;
-use toolgate_core::redact_text;
 use toolgate_core::{
     Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, unbindable_number,
 };
-use toolgate_core::{ApprovalRef, Decision, Layer, Verdict};
-use toolgate_core::{duration_ms, rfc3339_ms};
+use toolgate_core::{ApprovalRef, Decision, Layer, Verdict, duration_ms, rfc3339_ms};
+use toolgate_core::{Assessment, AuditKind, redact_text};
 use toolgate_store::{StoreError, Tx};
 
 fn redacted(s: Option<&str>) -> Option<String> {

@@ -7,9 +7,10 @@
 use crate::gate::{Gate, Judged};
 use crate::operator::{VoteInput, VoteOutcome, vote_as_in};
 use crate::random_hex;
-use toolgate_core::{ApprovalId, ApprovalState, ApproverKind};
-use toolgate_core::{Approver, FactorVote, RulesApprover};
-use toolgate_core::{Decision, ToolCall, Verdict};
+use toolgate_core::{
+    ApprovalId, ApprovalState, Approver, ApproverKind, Decision, FactorVote, RulesApprover,
+    ToolCall, Verdict,
+};
 use toolgate_store::StoreError;
 
 impl Gate {

@@ -17,12 +17,11 @@ use toolgate_core::Approver;
 use toolgate_core::knowledge::enforce::{AckHint, Audience, Outcome, outcome, render, summary};
 use toolgate_core::normalize;
 use toolgate_core::paths::Env;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{ApprovalId, BindingHash, VoteRefused, binding_hash, relay_identity};
-use toolgate_core::{Assessment, Engine};
-use toolgate_core::{AuditEvent, AuditKind};
-use toolgate_core::{Decision, Layer, ToolCall, Verdict};
-use toolgate_core::{bound_size, redact_text, redact_value};
+use toolgate_core::{
+    ApprovalId, Assessment, AuditEvent, AuditKind, BindingHash, Decision, Engine, Layer, ToolCall,
+    Verdict, VoteRefused, binding_hash, bound_size, redact_text, redact_value, relay_identity,
+    rfc3339_ms,
+};
 use toolgate_store::{Bypass, Shown, Store, StoreError, Tx};
 
 /// Tool names an agent calls to relay a person's approval

@@ -8,8 +8,7 @@
 use crate::{Clock, random_hex};
 use serde_json::{Value, json};
 use toolgate_core::knowledge::memory::{Category, Memory};
-use toolgate_core::{AuditEvent, AuditKind};
-use toolgate_core::{bound_size, redact_text};
+use toolgate_core::{AuditEvent, AuditKind, bound_size, redact_text};
 use toolgate_store::{Store, StoreError};
 
 /// What the audit log records instead of a credentials memory's text.

@@ -13,8 +13,7 @@ use crate::clock::random_bytes;
 use crate::{Clock, random_hex};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use toolgate_core::hex;
-use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind, hex};
 use toolgate_store::{Operator, Store, StoreError};
 
 /// The identity of the shared operator token and of the local CLI: the

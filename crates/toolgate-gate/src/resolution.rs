@@ -9,10 +9,9 @@
 //! `gate` import it back.
 
 use serde_json::Value;
-use toolgate_core::AuditEvent;
-use toolgate_core::NormalizedCall;
-use toolgate_core::redact_text;
-use toolgate_core::{Decision, Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::{
+    AuditEvent, Decision, Layer, NormalizedCall, RiskClass, ToolCall, Verdict, redact_text,
+};
 
 /// What one escalation turned into.
 pub(crate) struct Resolution {
@@ -51,9 +50,8 @@ pub(crate) fn summary(call: &ToolCall, n: &NormalizedCall) -> String {
 #[cfg(test)]
 mod summary_tests {
     use super::summary;
-    use toolgate_core::ToolCall;
-    use toolgate_core::normalize;
     use toolgate_core::paths::Env;
+    use toolgate_core::{ToolCall, normalize};
 
     fn line(v: serde_json::Value) -> String {
         let call: ToolCall = serde_json::from_value(v).unwrap();

@@ -14,9 +14,7 @@
 //! [`crate::Gate::record_wait_end`].
 
 use std::time::Duration;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{Approval, ApprovalId, ApprovalState};
-use toolgate_core::{Decision, Layer, Verdict};
+use toolgate_core::{Approval, ApprovalId, ApprovalState, Decision, Layer, Verdict, rfc3339_ms};
 use toolgate_store::{Store, StoreError};
 
 /// How often a waiter re-checks an approval that reads as settled while the

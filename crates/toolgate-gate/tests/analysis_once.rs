@@ -6,11 +6,9 @@ mod common;
 
 use common::*;
 use std::sync::Arc;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::Profile;
 use toolgate_core::paths::Env;
 use toolgate_core::shell::analyses_run_on_this_thread;
+use toolgate_core::{Engine, Policy, Profile};
 use toolgate_core::{Layer, Verdict};
 use toolgate_gate::{Gate, KnowledgeBase, ManualClock};
 

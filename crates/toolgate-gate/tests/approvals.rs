@@ -6,8 +6,7 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::sync::{Arc, Barrier};
-use toolgate_core::ApprovalState;
-use toolgate_core::{Layer, RiskClass, ToolCall, Verdict};
+use toolgate_core::{ApprovalState, Layer, RiskClass, ToolCall, Verdict};
 use toolgate_gate::{ManualClock, VoteOutcome};
 use toolgate_store::StoreError;
 

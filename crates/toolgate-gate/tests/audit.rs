@@ -8,8 +8,7 @@ use common::*;
 use rusqlite::{Connection, params};
 use serde_json::json;
 use std::sync::Arc;
-use toolgate_core::ToolCall;
-use toolgate_core::binding_hash;
+use toolgate_core::{ToolCall, binding_hash};
 use toolgate_gate::ManualClock;
 use toolgate_store::StoreError;
 

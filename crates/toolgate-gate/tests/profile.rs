@@ -6,11 +6,8 @@ mod common;
 use common::*;
 use serde_json::json;
 use std::sync::Arc;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
-use toolgate_core::Profile;
-use toolgate_core::Verdict;
 use toolgate_core::paths::Env;
+use toolgate_core::{Engine, Policy, Profile, Verdict};
 use toolgate_gate::{Gate, ManualClock};
 
 fn gate_with_profile(dir: &std::path::Path) -> (Gate, Arc<dyn toolgate_store::Store>) {

@@ -3,8 +3,7 @@
 //! servers that ignore `response_format` must not get a looser contract.
 
 use serde::{Deserialize, Serialize};
-use toolgate_core::RiskClass;
-use toolgate_core::redact_text;
+use toolgate_core::{RiskClass, redact_text};
 
 /// Most labels an assessment may carry.
 pub const MAX_LABELS: usize = 16;

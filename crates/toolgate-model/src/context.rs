@@ -9,9 +9,7 @@
 use crate::bound::{bound_args, clip, clip_list};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use toolgate_core::NormalizedCall;
-use toolgate_core::{RiskClass, ToolCall};
-use toolgate_core::{redact_text, redact_value};
+use toolgate_core::{NormalizedCall, RiskClass, ToolCall, redact_text, redact_value};
 
 /// Longest tool name kept.
 const MAX_TOOL: usize = 256;

@@ -4,8 +4,7 @@
 
 use crate::assessment::confident_enough;
 use crate::outcome::ModelOutcome;
-use toolgate_core::FactorVote;
-use toolgate_core::RiskClass;
+use toolgate_core::{FactorVote, RiskClass};
 
 /// The `llm_evaluation` factor's vote for one call, given what the model
 /// said, the static rules' class, the highest class the policy lets the

@@ -12,9 +12,7 @@ use tokio::sync::broadcast;
 use toolgate_channels::{
     Channel, Delivered, DeliveryState, Notice, Resolution, TargetStatus, fan_out, fan_out_resolved,
 };
-use toolgate_core::Routing;
-use toolgate_core::kind_of;
-use toolgate_core::{Approval, ApprovalState};
+use toolgate_core::{Approval, ApprovalState, Routing, kind_of};
 
 /// Routes approval changes as they come, until the stream closes.
 pub(crate) async fn run(app: Arc<App>, mut changes: broadcast::Receiver<ApprovalChange>) {

@@ -6,13 +6,12 @@
 //! class, confidence, labels and rationale) is audited like anyone's.
 
 use std::sync::{Arc, OnceLock};
-use toolgate_core::ApproverKind;
-use toolgate_core::ModelStage;
 use toolgate_core::paths::Env;
 use toolgate_core::shell::Analyses;
-use toolgate_core::{Approver, FactorVote, is_unsure};
-use toolgate_core::{Engine, LayerVerdict};
-use toolgate_core::{RiskClass, ToolCall, Verdict};
+use toolgate_core::{
+    Approver, Engine, FactorVote, LayerVerdict, RiskClass, ToolCall, Verdict, is_unsure,
+};
+use toolgate_core::{ApproverKind, ModelStage};
 use toolgate_gate::Gate;
 use toolgate_model::{
     ContextPackage, ModelClient, ModelConfig, ModelOutcome, StaticAssessment, vote_for,

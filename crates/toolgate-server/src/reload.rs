@@ -9,8 +9,7 @@ use crate::watchers::displayed;
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind, rfc3339_ms};
 
 /// Starts watching the files the policy in force was read from (the policy
 /// file and the scope profile it names; the built-in default has none) and

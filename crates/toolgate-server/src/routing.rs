@@ -11,8 +11,7 @@ use toolgate_channels::{
     CallbackAuth, Channel, ChannelConfig, Delivered, DeliveryState, Notice, Resolution,
     RetryPolicy, TargetStatus,
 };
-use toolgate_core::ApprovalId;
-use toolgate_core::{RouteTarget, Routing, RoutingMode};
+use toolgate_core::{ApprovalId, RouteTarget, Routing, RoutingMode};
 
 /// What happened to an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

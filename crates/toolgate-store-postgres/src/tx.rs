@@ -11,8 +11,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use toolgate_core::hex;
 use toolgate_core::knowledge::memory::Memory;
-use toolgate_core::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
-use toolgate_core::{AuditEvent, GENESIS, chain_hash};
+use toolgate_core::{
+    Approval, ApprovalId, ApprovalState, AuditEvent, BindingHash, GENESIS, Vote, chain_hash,
+};
 use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 /// How long a writer waits for the lock (or any lock) before failing, as

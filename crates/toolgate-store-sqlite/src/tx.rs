@@ -7,8 +7,9 @@ use super::read_head;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::{LazyLock, MutexGuard};
 use toolgate_core::knowledge::memory::Memory;
-use toolgate_core::{Approval, ApprovalId, ApprovalState, BindingHash, Vote};
-use toolgate_core::{AuditEvent, GENESIS, chain_hash};
+use toolgate_core::{
+    Approval, ApprovalId, ApprovalState, AuditEvent, BindingHash, GENESIS, Vote, chain_hash,
+};
 use toolgate_store::{Ack, AuditRow, Bypass, DecisionFields, Operator, Shown, StoreError, Tx};
 
 pub(super) struct SqliteTx<'a> {

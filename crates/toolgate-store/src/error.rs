@@ -1,7 +1,6 @@
 //! The store crate's one error type.
 
-use toolgate_core::ChainBreak;
-use toolgate_core::{ApprovalId, VoteRefused};
+use toolgate_core::{ApprovalId, ChainBreak, VoteRefused};
 
 /// What went wrong with durable state. Messages say what to do next.
 #[derive(Debug, thiserror::Error)]

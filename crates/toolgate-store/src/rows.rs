@@ -5,10 +5,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use toolgate_core::Layer;
-use toolgate_core::hex;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{AuditEvent, AuditKind};
+use toolgate_core::{AuditEvent, AuditKind, Layer, hex, rfc3339_ms};
 
 /// An acknowledgement: someone confirmed they read `key` (an SOP
 /// or memory id) for `scope` (a session, agent or project), until expiry.

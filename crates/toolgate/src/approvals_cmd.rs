@@ -4,9 +4,7 @@ use crate::state::{DataDirArgs, os_user};
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{ApprovalId, ApprovalState};
-use toolgate_core::{visible, visible_line};
+use toolgate_core::{ApprovalId, ApprovalState, rfc3339_ms, visible, visible_line};
 use toolgate_gate::{ApprovalView, Clock, SystemClock, VoteInput, VoteOutcome};
 use toolgate_store::StoreError;
 

@@ -6,9 +6,7 @@ use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Duration;
-use toolgate_core::ApprovalId;
-use toolgate_core::rfc3339_ms;
-use toolgate_core::{BYPASSABLE, parse_layer};
+use toolgate_core::{ApprovalId, BYPASSABLE, parse_layer, rfc3339_ms};
 use toolgate_gate::{Clock, SystemClock};
 use toolgate_store::StoreError;
 

@@ -10,10 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 use toolgate_bundle::{Bundle, LoadEnv};
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
 use toolgate_core::{Decision, ToolCall};
+use toolgate_core::{Engine, Policy};
 use toolgate_gate::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;

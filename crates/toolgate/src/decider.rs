@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use toolgate_core::ApprovalId;
-use toolgate_core::{Decision, ToolCall, Verdict};
+use toolgate_core::{ApprovalId, Decision, ToolCall, Verdict};
 use toolgate_gate::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
 use toolgate_store::Store;
 

@@ -21,9 +21,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use toolgate_core::HookSettings;
-use toolgate_core::Verdict;
 use toolgate_core::hooks::{HookAnswer, ReplyContext, Runtime};
+use toolgate_core::{HookSettings, Verdict};
 
 /// Largest payload read from stdin.
 const MAX_INPUT: u64 = 1 << 20;

@@ -24,9 +24,7 @@ use toolgate_core::knowledge::memory::{Memory, MemoryQuery};
 use toolgate_core::knowledge::settings::{KnowledgeSettings, memory_terms};
 use toolgate_core::knowledge::sop::SOP_SUFFIX;
 use toolgate_core::paths::Env;
-use toolgate_core::redact_text;
-use toolgate_core::{AuditEvent, AuditKind};
-use toolgate_core::{RiskClass, ToolCall};
+use toolgate_core::{AuditEvent, AuditKind, RiskClass, ToolCall, redact_text};
 use toolgate_store::{Ack, Shown, Store, StoreError};
 
 /// What a lookup found for one call, and what went wrong finding it.

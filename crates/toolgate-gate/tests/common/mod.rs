@@ -4,10 +4,9 @@
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
-use toolgate_core::Engine;
-use toolgate_core::Policy;
 use toolgate_core::paths::Env;
 use toolgate_core::{Decision, ToolCall, Verdict};
+use toolgate_core::{Engine, Policy};
 use toolgate_gate::{Clock, Gate, ManualClock, VoteInput};
 use toolgate_store::Store;
 use toolgate_store_sqlite::{SqliteStore, SyncMode};

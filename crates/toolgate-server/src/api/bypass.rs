@@ -14,8 +14,7 @@ use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::ApprovalId;
-use toolgate_core::parse_layer;
+use toolgate_core::{ApprovalId, parse_layer};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

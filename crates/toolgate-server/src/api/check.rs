@@ -13,8 +13,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
-use toolgate_core::kind_of;
-use toolgate_core::{Decision, ToolCall, Verdict};
+use toolgate_core::{Decision, ToolCall, Verdict, kind_of};
 use toolgate_gate::{GiveUp, Look, Next, RECHECK_EVERY, Waiter};
 
 /// Longest `?wait=` honoured.

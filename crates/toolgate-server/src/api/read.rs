@@ -13,8 +13,7 @@ use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use toolgate_core::hex;
-use toolgate_core::rfc3339_ms;
+use toolgate_core::{hex, rfc3339_ms};
 
 #[derive(Debug, Deserialize)]
 struct DecisionsQuery {

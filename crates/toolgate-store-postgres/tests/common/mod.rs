@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use serde_json::json;
-use toolgate_core::RiskClass;
-use toolgate_core::{Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, QuorumRule};
+use toolgate_core::{
+    Approval, ApprovalId, ApprovalState, ApproverKind, BindingHash, QuorumRule, RiskClass,
+};
 use toolgate_store_postgres::PostgresStore;
 
 /// The variable naming the test database.

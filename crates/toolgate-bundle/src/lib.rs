@@ -119,21 +119,22 @@ impl Bundle {
 }
 
 /// The built-in default policy (no file, no profile). Its `[[test]]` cases
-/// are run by the test suite and CI, not by every short-lived process.
-pub fn builtin() -> Bundle {
-    let policy = Policy::from_toml_str(DEFAULT_POLICY_FOR_DECIDING, DEFAULT_POLICY_ORIGIN)
-        .unwrap_or_else(|e| unreachable!("the built-in default policy is checked at build: {e}"));
-    Bundle {
+/// are run by the test suite and CI, not by every short-lived process. The
+/// tests also make sure it parses; should a build ever ship one that does
+/// not, this is an error (which a hook answers with a denial), not a panic.
+pub fn builtin() -> Result<Bundle, BundleError> {
+    let policy = Policy::from_toml_str(DEFAULT_POLICY_FOR_DECIDING, DEFAULT_POLICY_ORIGIN)?;
+    Ok(Bundle {
         engine: Engine::new(policy),
         sources: Vec::new(),
-    }
+    })
 }
 
 /// Loads the policy at `path` (the built-in default when `None`) and runs
 /// its `[[test]]` cases; the first failing case is the error.
 pub fn load(path: Option<&Path>, env: &LoadEnv) -> Result<Bundle, BundleError> {
     let Some(path) = path else {
-        return Ok(builtin());
+        return builtin();
     };
     let bundle = load_untested(path, env)?;
     let failures = bundle.engine.run_policy_tests(&env.judging_env());
@@ -166,8 +167,9 @@ pub fn load_untested(path: &Path, env: &LoadEnv) -> Result<Bundle, BundleError> 
 }
 
 /// Reads and checks the policy at `path` (relative to the load's
-/// directory) and the scope profile it names, without building an engine (for a process that needs only the policy's
-/// settings, like a hook reading `[hooks]`).
+/// directory) and the scope profile it names, without building an engine
+/// (for a process that needs only the policy's settings, like a hook
+/// reading `[hooks]`).
 pub fn read_policy(path: &Path, env: &LoadEnv) -> Result<Policy, BundleError> {
     // Read relative to the load's directory; named as given.
     let text = std::fs::read_to_string(env.cwd.join(path)).map_err(|source| BundleError::Read {

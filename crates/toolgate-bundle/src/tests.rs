@@ -52,7 +52,7 @@ fn call(command: &str) -> ToolCall {
 
 #[test]
 fn the_builtin_default_names_no_file_and_decides() {
-    let bundle = builtin();
+    let bundle = builtin().unwrap();
     assert_eq!(bundle.origin(), DEFAULT_POLICY_ORIGIN);
     assert!(bundle.sources().is_empty());
     assert!(bundle.profile().is_none() && bundle.protected_files().is_empty());
@@ -73,7 +73,7 @@ fn no_path_loads_the_builtin_default() {
 /// this is where they run, against the engine a deciding process builds.
 #[test]
 fn the_embedded_default_policy_passes_its_own_tests() {
-    let engine = builtin().into_engine();
+    let engine = builtin().unwrap().into_engine();
     assert!(
         engine.policy().tests().is_empty(),
         "the deciding form has no tests"

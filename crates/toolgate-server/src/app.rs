@@ -49,6 +49,15 @@ pub struct PolicyStatus {
     pub reloads: u64,
     /// Why the last reload was rejected, if it was (cleared by a good one).
     pub last_error: Option<String>,
+}
+
+/// The policy as `/v1/state` shows it: its status and the files behind it,
+/// read from the watchers (which hold them) when asked.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyView {
+    /// Origin, load time, reloads, last error.
+    #[serde(flatten)]
+    pub status: PolicyStatus,
     /// The files the policy in force was read from (the policy, then the
     /// scope profile it names); a change to any of them reloads.
     pub sources: Vec<String>,
@@ -275,6 +284,16 @@ impl App {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The policy's status and the files behind it, for `/v1/state`.
+    pub fn policy_view(&self) -> PolicyView {
+        let (sources, watched) = self.watchers.shown();
+        PolicyView {
+            status: self.policy_status(),
+            sources,
+            watched,
+        }
     }
 
     /// Updates the policy status.

@@ -116,8 +116,7 @@ impl Server {
             .await
             .unwrap_or_else(|_| Err("loading the policy panicked".into()))
             .map_err(StartError::Policy)?;
-        let sources = watchers::displayed(bundle.sources());
-        let sources_to_watch = bundle.sources().to_vec();
+        let sources = bundle.sources().to_vec();
         let engine = bundle.into_engine();
         let listener =
             TcpListener::bind(config.listen)
@@ -177,11 +176,9 @@ impl Server {
                 loaded: toolgate_core::rfc3339_ms(now),
                 reloads: 0,
                 last_error: None,
-                sources,
-                watched: Vec::new(),
             }),
             source: config.policy,
-            watchers: watchers::Watchers::new(sources_to_watch),
+            watchers: watchers::Watchers::new(sources),
             pending: AtomicU64::new(0),
             audit_head: Mutex::new(head.map_or((0, String::new()), |(seq, hash)| {
                 (seq, toolgate_core::hex(&hash))

@@ -5,7 +5,6 @@
 //! shown in `/v1/state`; the old one stays in force.
 
 use crate::app::App;
-use crate::watchers::displayed;
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -16,8 +15,7 @@ use toolgate_core::{AuditEvent, AuditKind, rfc3339_ms};
 /// SIGHUP; each trigger reloads. [`crate::watchers::Watchers::stop`] ends the watching.
 pub fn start(app: &Arc<App>) {
     let (tx, mut rx) = mpsc::channel::<&'static str>(4);
-    let watched = app.watchers.start(tx.clone());
-    app.set_policy_status(|s| s.watched = displayed(&watched));
+    app.watchers.start(tx.clone());
     #[cfg(unix)]
     {
         let tx = tx.clone();
@@ -53,8 +51,7 @@ pub async fn reload(app: &Arc<App>, why: &str) {
             origin = bundle.origin().to_string();
             // Watch what this policy was read from before it is in force, so
             // a change to a profile it newly names is not missed.
-            let sources = bundle.sources().to_vec();
-            let watched = app.watchers.follow(&sources);
+            app.watchers.follow(bundle.sources());
             app.install(bundle.into_engine());
             let now = rfc3339_ms(app.clock.now_ms());
             app.set_policy_status(|s| {
@@ -62,8 +59,6 @@ pub async fn reload(app: &Arc<App>, why: &str) {
                 s.loaded = now;
                 s.reloads += 1;
                 s.last_error = None;
-                s.sources = displayed(&sources);
-                s.watched = displayed(&watched);
             });
             tracing::info!(origin = %origin, trigger = why, "policy reloaded");
             ("reloaded", None)

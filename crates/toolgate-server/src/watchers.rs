@@ -42,10 +42,9 @@ impl Watchers {
     }
 
     /// Watches exactly `sources` from now on: starts a watcher for each file
-    /// not yet watched and stops those for files no longer named. Returns the
-    /// files watched now (a file that cannot be watched is logged and left
-    /// out; SIGHUP still reloads).
-    pub fn follow(&self, sources: &[PathBuf]) -> Vec<PathBuf> {
+    /// not yet watched and stops those for files no longer named. A file that
+    /// cannot be watched is logged and left out (SIGHUP still reloads).
+    pub fn follow(&self, sources: &[PathBuf]) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.wanted = sources.to_vec();
         state.live.retain(|path, _| sources.contains(path));
@@ -66,7 +65,15 @@ impl Watchers {
                 }
             }
         }
-        state.live.keys().cloned().collect()
+    }
+
+    /// What `/v1/state` shows: the files the policy in force was read from,
+    /// and those watched now.
+    pub fn shown(&self) -> (Vec<String>, Vec<String>) {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let sources = state.wanted.iter().map(|p| p.display().to_string());
+        let watched = state.live.keys().map(|p| p.display().to_string());
+        (sources.collect(), watched.collect())
     }
 
     /// Stops every watcher (the daemon is stopping).
@@ -77,20 +84,14 @@ impl Watchers {
     }
 
     /// Starts watching what was asked for, reporting changes on `tx`.
-    /// Returns the files watched now.
-    pub fn start(&self, tx: mpsc::Sender<&'static str>) -> Vec<PathBuf> {
+    pub fn start(&self, tx: mpsc::Sender<&'static str>) {
         let wanted = {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             state.tx = Some(tx);
             state.wanted.clone()
         };
-        self.follow(&wanted)
+        self.follow(&wanted);
     }
-}
-
-/// Paths as `/v1/state` shows them.
-pub fn displayed(paths: &[PathBuf]) -> Vec<String> {
-    paths.iter().map(|p| p.display().to_string()).collect()
 }
 
 fn watch(

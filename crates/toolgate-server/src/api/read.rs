@@ -62,7 +62,7 @@ pub async fn state(
         "uptime_s": (now - app.started_ms).max(0) / 1000,
         "listen": app.listen,
         "store": app.store.location(),
-        "policy": app.policy_status(),
+        "policy": app.policy_view(),
         "audit": {"length": length, "head_hash": head_hash},
         "pending_approvals": app.pending(),
         "totals": {"allow": allow, "block": block, "escalate": escalate},

@@ -127,9 +127,13 @@ pub(crate) fn load_policy_file(path: &Path) -> Result<Policy> {
 /// The engine for the policy at `path` (the built-in default when `None`),
 /// with its `[[test]]` cases passed.
 pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
-    toolgate_bundle::load(path, &load_env())
-        .map(Bundle::into_engine)
-        .map_err(|e| anyhow!("{e}"))
+    // The built-in default needs nothing of the surroundings: a hook
+    // process deciding on it does not read them.
+    let bundle = match path {
+        None => toolgate_bundle::builtin(),
+        Some(path) => toolgate_bundle::load(Some(path), &load_env()),
+    };
+    bundle.map(Bundle::into_engine).map_err(|e| anyhow!("{e}"))
 }
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.

@@ -19,6 +19,7 @@ mod audit_log;
 mod bypass;
 mod clock;
 mod copy;
+mod daemon_key;
 mod escalation;
 mod factors;
 mod gate;
@@ -34,6 +35,7 @@ pub use audit_log::{ExportedEntry, check_anchor, export, verify};
 pub use bypass::{MAX_BYPASS, bypass_approval, end_bypass, start_bypass};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use copy::{Copied, PROGRESS_EVERY, copy_store};
+pub use daemon_key::{DaemonKey, KEY_FILE, KeyError, PUBLIC_FILE, PublicKey};
 pub use gate::{ACK_TOOLS, Gate, Judged, RELAY_TOOLS};
 pub use knowledge::{
     AckError, KnowledgeBase, KnowledgeSnapshot, KnowledgeStats, LOOKUP_BUCKETS_US, Lookup,

@@ -40,8 +40,9 @@ mod wildcard;
 // of their own (each runtime's protocol; the knowledge layer's parts).
 pub use approval::{
     Approval, ApprovalFinding, ApprovalId, ApprovalState, ApproverKind, BindingHash,
-    InsufficientFactors, QuorumRule, Tally, Terms, Vote, VoteRefused, binding_hash, check_vote,
-    relay_identity, same_identity, tally, unbindable_number,
+    InsufficientFactors, QuorumRule, RequesterKey, Tally, Terms, Vote, VoteRefused, approver_keys,
+    binding_hash, check_vote, relay_identity, requester_keys, same_identity, same_person, tally,
+    unbindable_number,
 };
 pub use approvers::{Approver, FactorVote, RulesApprover, is_unsure};
 pub use audit::{AuditEvent, AuditKind, ChainBreak, ChainVerifier, GENESIS, Verified, chain_hash};

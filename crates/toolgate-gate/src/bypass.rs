@@ -1,16 +1,17 @@
 //! Emergency bypasses (docs/approvals.md): operator-only, time-boxed, with a
 //! required reason, audited. A bypass lifts named layers for everyone
 //! until it lapses or is ended ([`toolgate_core::bypass`] says which layers
-//! may be lifted); a bypass of one approval approves it at once, whatever
-//! its quorum.
+//! may be lifted). A bypass of one approval is one person's approving vote,
+//! with its reason on the record: it honours `[approvals] operators` and
+//! separation of duties, and counts once towards the quorum, so it never
+//! alone meets a quorum of two.
 
-use crate::operator::approval_event;
+use crate::operator::{VoteInput, VoteOutcome, vote_in};
 use crate::{Clock, random_hex};
 use serde_json::json;
 use std::time::Duration;
 use toolgate_core::{
     Approval, ApprovalId, AuditEvent, AuditKind, Layer, check_layers, redact_text, rfc3339_ms,
-    same_identity,
 };
 use toolgate_store::{Bypass, Store, StoreError};
 
@@ -115,47 +116,47 @@ pub fn end_bypass(
     Ok(b)
 }
 
-/// Approves pending approval `id` at once, whatever its quorum, on behalf
-/// of `by`, with `reason`: the agent's retry of the exact call runs once,
-/// within the approval window.
+/// Bypasses approval `id` on behalf of `by`, with `reason`: `by`'s approving
+/// vote, counted like any other (channel `bypass`): alone it approves where
+/// one approval is enough; where the quorum needs more (R4 needs two named
+/// operators) it is one of them, and the rest must vote or bypass too.
+/// Refused ([`StoreError::Refused`], audited) where that vote would be:
+/// `by` asked for the call, is not among `[approvals] operators`, already
+/// voted, or is the administrator where only named people count. Returns
+/// the approval as it now stands and what the vote achieved.
 pub fn bypass_approval(
     store: &dyn Store,
     clock: &dyn Clock,
     id: &ApprovalId,
     reason: &str,
     by: &str,
-) -> Result<Approval, StoreError> {
+) -> Result<(Approval, VoteOutcome), StoreError> {
     let reason = check_reason(reason)?;
     let now = clock.now_ms();
     let trace = random_hex()?;
     let mut tx = store.begin()?;
-    let mut a = tx.approval(id)?.ok_or(StoreError::NotFound(*id))?;
-    // Separation of duties holds in an emergency too.
-    if a.requester.as_deref().is_some_and(|r| same_identity(r, by)) {
-        return Err(StoreError::Operators(format!(
-            "{by} asked for this call and cannot approve it, not even by bypass; another operator must"
-        )));
-    }
-    if !a.bypass(now, by, &reason) {
-        return Err(StoreError::Operators(format!(
-            "approval {id} is {}, not pending: only a pending approval can be bypassed",
-            a.state.as_str()
-        )));
-    }
-    tx.put_approval(&a)?;
+    let input = VoteInput {
+        identity: by.to_string(),
+        approve: true,
+        reason: Some(reason.clone()),
+        channel: "bypass".to_string(),
+        relayed: false,
+    };
+    let outcome = vote_in(&mut *tx, id, input, now, &trace)?;
+    let counted = match &outcome {
+        Ok(VoteOutcome::Approved { .. }) => json!("approved"),
+        Ok(VoteOutcome::Recorded { have, need, .. }) => json!(format!("{have} of {need}")),
+        Ok(VoteOutcome::Denied) => json!("denied"),
+        Err(refused) => json!(format!("refused: {refused}")),
+    };
     tx.append(&event(
         &trace,
         now,
-        json!({"change": "approval", "approval": id.to_string(), "reason": reason, "by": by}),
+        json!({"change": "approval", "approval": id.to_string(), "reason": reason, "by": by, "counted": counted}),
     ))?;
-    tx.append(&approval_event(
-        &trace,
-        now,
-        AuditKind::ApprovalApproved,
-        &a,
-    ))?;
+    let approval = tx.approval(id)?.ok_or(StoreError::NotFound(*id))?;
     tx.commit()?;
-    Ok(a)
+    Ok((approval, outcome?))
 }
 
 #[cfg(test)]

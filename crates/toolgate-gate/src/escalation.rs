@@ -1,7 +1,12 @@
 //! Resolving an escalation against the approvals of its exact call:
 //! consume a live one, join a pending one (re-judged on today's terms), or
-//! create one. The automated approvers vote once that is committed
+//! create one, within a fair share of the open approvals (one session, one
+//! agent, everyone). The automated approvers vote once that is committed
 //! (`factors.rs`).
+//!
+//! Joining is what folds a flood of identical calls (the same binding:
+//! tool, params and scope) into one approval: no new approval, so no new
+//! `approval.created` entry and no new chat message.
 
 use crate::clock::random_bytes;
 use crate::gate::{Gate, Judged};
@@ -9,7 +14,8 @@ use crate::operator::{approval_event, expire_quietly};
 use crate::resolution::{Resolution, summary};
 use serde_json::Value;
 use toolgate_core::{
-    Approval, ApprovalFinding, ApprovalId, ApprovalState, Terms, relay_identity, unbindable_number,
+    Approval, ApprovalFinding, ApprovalId, ApprovalSettings, ApprovalState, AuditEvent, Terms,
+    approver_keys, relay_identity, requester_keys, same_identity, same_person, unbindable_number,
 };
 use toolgate_core::{ApprovalRef, Decision, Layer, Verdict, duration_ms, rfc3339_ms};
 use toolgate_core::{Assessment, AuditKind, redact_text};
@@ -46,8 +52,26 @@ impl Gate {
                 events,
             });
         }
-        let requester = redacted(call.requester.as_ref().and_then(|r| r.id.as_deref()));
-        let quorum = match settings.requirement(class, self.llm.is_some(), requester.as_deref()) {
+        let requester_id = call.requester.as_ref().and_then(|r| r.id.as_deref());
+        let requester = redacted(requester_id);
+        // Who asked, in every spelling, from the call as it arrived.
+        let asker = requester_keys(requester_id, call.session.as_deref());
+        // An operator the policy names asked for the call if any identity
+        // linked to them did: they do not count among those who may approve.
+        let operators = if settings.operators.is_empty() {
+            Vec::new()
+        } else {
+            tx.operators()?
+        };
+        let asked = |name: &str| {
+            let linked = operators
+                .iter()
+                .find(|o| o.active() && same_identity(&o.name, name))
+                .map(|o| o.identities.clone())
+                .unwrap_or_default();
+            same_person(&asker, &approver_keys(name, &linked))
+        };
+        let quorum = match settings.requirement(class, self.llm.is_some(), &asked) {
             Ok(q) => q,
             Err(insufficient) => {
                 let reason = format!("{insufficient} (the call: {})", d.reason);
@@ -111,14 +135,18 @@ impl Gate {
                 });
             }
         }
-        let open = tx.count_open()?;
-        if open >= u64::from(settings.max_open) {
-            let reason = format!(
-                "{open} approvals are already open, the most this policy allows ([approvals] \
-                 max_open = {}); an operator must resolve some first (`toolgate approvals \
-                 list`, or the control UI). The call: {}",
-                settings.max_open, d.reason
-            );
+        let session = redacted(call.session.as_deref());
+        let agent = redacted(call.agent.as_deref());
+        if let Some(why) = crowded(
+            tx,
+            settings,
+            session.as_deref(),
+            agent.as_deref(),
+            now,
+            trace,
+            &mut events,
+        )? {
+            let reason = format!("{why}. The call: {}", d.reason);
             return Ok(Resolution {
                 decision: rewrite(d, Verdict::Block, &reason),
                 events,
@@ -134,9 +162,10 @@ impl Gate {
             summary: summary(call, &assessment.call),
             call: shown.clone(),
             requester,
-            session: redacted(call.session.as_deref()),
+            requester_keys: asker,
+            session,
             relay_from: call.session.as_deref().map(|s| relay_identity(Some(s))),
-            agent: redacted(call.agent.as_deref()),
+            agent,
             cwd: Some(redact_text(&assessment.call.cwd).into_owned()),
             quorum: t.quorum,
             relay: t.relay,
@@ -159,6 +188,79 @@ impl Gate {
             events,
         })
     }
+}
+
+/// Why a new approval for a call of `session` and `agent` (as stored:
+/// redacted; none is a bucket of its own) would take more than its fair
+/// share of the open approvals, if it would: the session's
+/// (`max_open_per_session`), the agent's (`max_open_per_agent`), or
+/// everyone's (`max_open`). What is due to expire is expired on the way
+/// (its events go to `events`), so a stale count never blocks.
+#[allow(clippy::too_many_arguments)]
+fn crowded(
+    tx: &mut dyn Tx,
+    settings: &ApprovalSettings,
+    session: Option<&str>,
+    agent: Option<&str>,
+    now: i64,
+    trace: &str,
+    events: &mut Vec<AuditEvent>,
+) -> Result<Option<String>, StoreError> {
+    let open = tx.count_open()?;
+    let smallest = settings
+        .max_open
+        .min(settings.max_open_per_session)
+        .min(settings.max_open_per_agent);
+    // Fewer open than the smallest cap: none can be reached, nothing to read.
+    if open < u64::from(smallest) {
+        return Ok(None);
+    }
+    let (mut total, mut of_session, mut of_agent) = (0u64, 0u64, 0u64);
+    let limit = usize::try_from(open)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
+    for mut a in tx.approvals(true, limit)? {
+        if let Some(e) = expire_quietly(tx, &mut a, trace, now)? {
+            events.push(e);
+            continue;
+        }
+        total += 1;
+        of_session += u64::from(a.session.as_deref() == session);
+        of_agent += u64::from(a.agent.as_deref() == agent);
+    }
+    let what_to_do = "a person must resolve some first (`toolgate approvals list`, or the \
+                      control UI); retrying a waiting call exactly as it was joins its approval \
+                      instead of asking again";
+    if of_session >= u64::from(settings.max_open_per_session) {
+        let whose = match session {
+            Some(s) => format!("session {s:?} already has"),
+            None => "calls naming no session already have".to_string(),
+        };
+        return Ok(Some(format!(
+            "{whose} {of_session} approvals waiting, the most one session may have \
+             ([approvals] max_open_per_session = {}); {what_to_do}",
+            settings.max_open_per_session
+        )));
+    }
+    if of_agent >= u64::from(settings.max_open_per_agent) {
+        let whose = match agent {
+            Some(s) => format!("agent {s:?} already has"),
+            None => "calls naming no agent already have".to_string(),
+        };
+        return Ok(Some(format!(
+            "{whose} {of_agent} approvals waiting, the most one agent may have \
+             ([approvals] max_open_per_agent = {}); {what_to_do}",
+            settings.max_open_per_agent
+        )));
+    }
+    if total >= u64::from(settings.max_open) {
+        return Ok(Some(format!(
+            "{total} approvals are already open, the most this policy allows ([approvals] \
+             max_open = {}); {what_to_do}",
+            settings.max_open
+        )));
+    }
+    Ok(None)
 }
 
 /// Every finding that escalated or blocked the call, strongest first,

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolgate_core::redact_text;
 use toolgate_core::{
-    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Vote, VoteRefused, check_vote, tally,
+    Approval, ApprovalId, ApprovalState, ApproverKind, Tally, Vote, VoteRefused, approver_keys,
+    check_vote, same_identity, tally,
 };
 use toolgate_core::{AuditEvent, AuditKind};
 use toolgate_store::{Ack, Store, StoreError, Tx};
@@ -112,6 +113,7 @@ pub(crate) fn vote_event(trace: &str, now: i64, v: &Vote, refused: Option<&str>)
         "identity": v.identity,
         "approve": v.approve,
         "relayed": v.relayed,
+        "named": v.named,
         "channel": v.channel,
         "risk": v.risk.as_str(),
         "generation": v.generation,
@@ -192,6 +194,13 @@ pub(crate) fn vote_in(
 
 /// [`vote_in`] for a vote of approver kind `kind` (automated approvers vote
 /// through here, on the same checks as people).
+///
+/// A person's vote is a named operator's when its identity is the name of
+/// an operator active now (the surface that took it authenticated that
+/// person by a credential of their own); every identity linked to them
+/// then counts as them for separation of duties. Any other identity (the
+/// administrator's, [`crate::ADMIN`]) is nobody's in particular
+/// ([`toolgate_core::Approval::admits_unnamed`] says where it counts).
 pub(crate) fn vote_as_in(
     tx: &mut dyn Tx,
     id: &ApprovalId,
@@ -202,20 +211,35 @@ pub(crate) fn vote_as_in(
 ) -> Result<Result<VoteOutcome, VoteRefused>, StoreError> {
     let mut a = tx.approval(id)?.ok_or(StoreError::NotFound(*id))?;
     expire(tx, &mut a, trace, now)?;
+    let identity = input.identity.trim();
+    let person = kind == ApproverKind::UserRequest && !input.relayed;
+    let operator = if person {
+        tx.operators()?
+            .into_iter()
+            .find(|o| o.active() && same_identity(&o.name, identity))
+    } else {
+        None
+    };
+    let linked = operator
+        .as_ref()
+        .map(|o| o.identities.clone())
+        .unwrap_or_default();
+    let keys = approver_keys(identity, &linked);
     let v = Vote {
         approval: a.id,
         kind,
-        identity: redact_text(input.identity.trim()).into_owned(),
+        identity: redact_text(identity).into_owned(),
         approve: input.approve,
         reason: input.reason.map(|r| redact_text(&r).into_owned()),
         relayed: input.relayed,
+        named: operator.is_some(),
         channel: redact_text(&input.channel).into_owned(),
         risk: a.risk,
         generation: a.generation,
         at_ms: now,
     };
     let mut votes = tx.votes(id)?;
-    if let Err(refused) = check_vote(&a, &votes, &v, now) {
+    if let Err(refused) = check_vote(&a, &votes, &v, &keys, now) {
         tx.append(&vote_event(trace, now, &v, Some(&refused.to_string())))?;
         return Ok(Err(refused));
     }

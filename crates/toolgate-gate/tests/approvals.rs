@@ -50,8 +50,12 @@ fn two_concurrent_retries_one_runs_1000_times() {
     let dir = TempDir::new("race");
     let clock = Arc::new(ManualClock::new(T0));
     // Each racer has its own connection, as two processes would.
-    let g1 = Arc::new(gate(store(&dir.0), DEFAULT, clock.clone()));
-    let g2 = Arc::new(gate(store(&dir.0), DEFAULT, clock.clone()));
+    // Each iteration leaves the losing racer's new approval open: room for
+    // them all (the fair-share caps are tested on their own).
+    let roomy =
+        "[approvals]\nmax_open_per_session = 5000\nmax_open_per_agent = 5000\nmax_open = 5000\n";
+    let g1 = Arc::new(gate(store(&dir.0), roomy, clock.clone()));
+    let g2 = Arc::new(gate(store(&dir.0), roomy, clock.clone()));
     let operator = store(&dir.0);
     for i in 0..1000 {
         let call = exec(&format!("kubectl apply -f x{i}.yaml"));
@@ -175,6 +179,7 @@ fn the_requester_cannot_approve_their_own_call() {
     .unwrap();
     assert_eq!(refused, 1);
     // One vote per identity.
+    named(&s, &["alice"]);
     let policy = "[approvals]\nquorum = { R3 = 2 }\n";
     let g = gate(s.clone(), policy, clock.clone());
     let call = exec("kubectl apply -f other.yaml");
@@ -190,6 +195,7 @@ fn r4_needs_two_approvers_including_a_person() {
     let clock = Arc::new(ManualClock::new(T0));
     let s = store(&dir.0);
     let g = gate(s.clone(), DEFAULT, clock.clone());
+    named(&s, &["alice", "bob"]);
     let call = exec("dropdb prod");
     let d = g.check(&call).unwrap();
     assert_eq!(d.risk, RiskClass::R4, "{d:?}");
@@ -309,6 +315,7 @@ fn a_changed_ttl_makes_earlier_votes_stale() {
     let clock = Arc::new(ManualClock::new(T0));
     let s = store(&dir.0);
     let two = "[approvals]\nquorum = { R3 = 2 }\n";
+    named(&s, &["alice", "bob"]);
     let g = gate(s.clone(), two, clock.clone());
     let call = exec(APPLY);
     let id = approval_id(&g.check(&call).unwrap());

@@ -1,6 +1,7 @@
 //! The approval record, votes, and the rules a vote must pass.
 
 use super::binding::{ApprovalId, BindingHash};
+use super::identity::{RequesterKey, approver_keys, requester_keys, same_person};
 use super::quorum::{ApproverKind, QuorumRule, Tally, tally};
 use crate::model::{Layer, RiskClass, Verdict};
 use serde::{Deserialize, Serialize};
@@ -104,9 +105,15 @@ pub struct Approval {
     pub summary: String,
     /// The call as the agent sent it, redacted.
     pub call: Value,
-    /// Who asked for the call; they can never approve it.
+    /// Who asked for the call (redacted, for display); they can never
+    /// approve it.
     #[serde(default)]
     pub requester: Option<String>,
+    /// Every spelling of who asked, as digests ([`requester_keys`] of the
+    /// call as it arrived): what separation of duties compares approvers
+    /// with, whichever of their linked identities asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requester_keys: Vec<RequesterKey>,
     /// The session the call came from (redacted, for display).
     #[serde(default)]
     pub session: Option<String>,
@@ -223,21 +230,6 @@ impl Approval {
         t
     }
 
-    /// Approves a pending approval at once, whatever its votes: an
-    /// operator's emergency bypass of this one call (`by`, `reason` go into
-    /// its resolution). Usable for its window, once, like any approval.
-    /// Returns whether it did (only a pending one can be).
-    pub fn bypass(&mut self, now_ms: i64, by: &str, reason: &str) -> bool {
-        if self.state != ApprovalState::Pending || now_ms >= self.expires_ms {
-            return false;
-        }
-        self.state = ApprovalState::Approved;
-        self.usable_until_ms = Some(now_ms.saturating_add(self.window_ms));
-        self.resolved_ms = Some(now_ms);
-        self.resolution = Some(format!("bypassed by {by}: {reason}"));
-        true
-    }
-
     /// Consumes an approved, unexpired approval; returns whether it did. The
     /// store makes this atomic: of two retries, one sees `approved`.
     pub fn consume(&mut self, now_ms: i64) -> bool {
@@ -260,6 +252,25 @@ impl Approval {
             window_ms: self.window_ms,
             relay: self.relay,
         }
+    }
+
+    /// Whether `approver` (their [`approver_keys`]) asked for this call:
+    /// compared with the keys recorded when it was created and with those
+    /// of the requester and session it shows.
+    pub fn requested_by(&self, approver: &[RequesterKey]) -> bool {
+        same_person(&self.requester_keys, approver)
+            || same_person(
+                &requester_keys(self.requester.as_deref(), self.session.as_deref()),
+                approver,
+            )
+    }
+
+    /// Whether an approval by someone who is not a named operator (the
+    /// administrator: the shared operator token, the command line without
+    /// a token) can count here: only below R4, and only where one approval
+    /// is enough. Everywhere else a quorum counts named people.
+    pub fn admits_unnamed(&self) -> bool {
+        self.risk < RiskClass::R4 && self.quorum.min_approvals <= 1
     }
 
     /// Re-judges a pending or approved approval with the terms a retry
@@ -342,6 +353,12 @@ pub struct Vote {
     /// older name `ga_approve`).
     #[serde(default)]
     pub relayed: bool,
+    /// Whether a named operator cast it, authenticated by a credential of
+    /// their own (their token, their linked chat account, their browser
+    /// session, a link signed for them), as the gate found them in its
+    /// operators when the vote was cast. Not for the administrator.
+    #[serde(default)]
+    pub named: bool,
     /// The transport it came through (`cli`, `http`, `relay`, `policy`).
     pub channel: String,
     /// The risk class the voter saw (for the record: staleness is judged by
@@ -358,6 +375,12 @@ impl Vote {
     /// generation, that is, on the terms it is judged under now.
     pub fn is_current(&self, approval: &Approval) -> bool {
         self.approval == approval.id && self.generation == approval.generation
+    }
+
+    /// Whether it is a person's own vote that no named operator cast (the
+    /// administrator's, or any other unnamed identity's).
+    pub fn unnamed_person(&self) -> bool {
+        self.kind == ApproverKind::UserRequest && !self.relayed && !self.named
     }
 }
 
@@ -398,6 +421,23 @@ pub enum VoteRefused {
     /// An empty approver name.
     #[error("an approver needs a name (an operator token, or the administrator)")]
     NoIdentity,
+    /// An approval from someone who is not a named operator where only
+    /// named people count (R4, or a quorum of two or more).
+    #[error(
+        "{identity} is not a named operator, and this {risk} call needs {need} approval(s) from \
+         named people: the shared operator token and the command line without --token vote as \
+         the administrator, who counts only below R4 where one approval is enough. Give each \
+         approver a credential of their own (`toolgate operators add NAME`) and vote with it \
+         (--token, or the control UI signed in with it)"
+    )]
+    NotNamed {
+        /// Who tried.
+        identity: String,
+        /// The call's class.
+        risk: RiskClass,
+        /// Approvals the quorum needs.
+        need: u32,
+    },
     /// Relayed approval is off for this approval.
     #[error(
         "agent-relayed approval is off for this call ({0}); an operator must approve it with \
@@ -406,14 +446,16 @@ pub enum VoteRefused {
     RelayRefused(String),
 }
 
-/// Checks `vote` against `approval` and the votes already cast, at `now_ms`.
-/// Denials are accepted from anyone with a name, the requester included:
-/// stopping a call is always safe. Approvals must pass every rule of
-/// separation of duties.
+/// Checks `vote` against `approval` and the votes already cast, at `now_ms`;
+/// `approver` is who cast it in every spelling ([`approver_keys`] of their
+/// name and linked accounts). Denials are accepted from anyone with a name,
+/// the requester included: stopping a call is always safe. Approvals must
+/// pass every rule of separation of duties.
 pub fn check_vote(
     approval: &Approval,
     existing: &[Vote],
     vote: &Vote,
+    approver: &[RequesterKey],
     now_ms: i64,
 ) -> Result<(), VoteRefused> {
     let id = approval.id;
@@ -432,15 +474,19 @@ pub fn check_vote(
     if !vote.approve {
         return Ok(());
     }
-    if approval
-        .requester
-        .as_deref()
-        .is_some_and(|r| same_identity(r, &vote.identity))
+    if approval.requested_by(approver) || approval.requested_by(&approver_keys(&vote.identity, &[]))
     {
         return Err(VoteRefused::SelfApproval(vote.identity.clone()));
     }
     if !approval.quorum.admits(vote.kind) {
         return Err(VoteRefused::KindInactive(vote.kind));
+    }
+    if vote.unnamed_person() && !approval.admits_unnamed() {
+        return Err(VoteRefused::NotNamed {
+            identity: vote.identity.clone(),
+            risk: approval.risk,
+            need: approval.quorum.min_approvals,
+        });
     }
     if vote.relayed {
         let refuse = |why: &str| Err(VoteRefused::RelayRefused(why.to_string()));

@@ -9,11 +9,13 @@
 //! agent has `approval_window` to retry the exact call, which consumes it.
 
 mod binding;
+mod identity;
 mod lifecycle;
 mod quorum;
 
 pub(crate) use binding::exact_integers;
 pub use binding::{ApprovalId, BindingHash, binding_hash, unbindable_number};
+pub use identity::{RequesterKey, approver_keys, requester_keys, same_person};
 pub use lifecycle::{
     Approval, ApprovalFinding, ApprovalState, Terms, Vote, VoteRefused, check_vote, relay_identity,
     same_identity,

@@ -1,7 +1,8 @@
 //! Approvers and quorum (docs/approvals.md): which factors may approve a call, how many
 //! must, and whether the current votes reach that.
 
-use super::lifecycle::{Approval, Vote, same_identity};
+use super::identity::approver_keys;
+use super::lifecycle::{Approval, Vote};
 use crate::model::RiskClass;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -114,7 +115,9 @@ pub enum Tally {
 /// generation (a vote cast before its terms changed is stale). Any
 /// current denial wins, whoever cast it (stopping a call is always safe).
 /// Approvals count once per identity, from approver kinds the quorum
-/// admits, never from the requester.
+/// admits, never from the requester, and a person's only when a named
+/// operator cast it, except below R4 where one approval is enough
+/// ([`Approval::admits_unnamed`]).
 pub fn tally(approval: &Approval, votes: &[Vote]) -> Tally {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut by = Vec::new();
@@ -127,14 +130,12 @@ pub fn tally(approval: &Approval, votes: &[Vote]) -> Tally {
                 reason: v.reason.clone(),
             };
         }
-        let is_requester = approval
-            .requester
-            .as_deref()
-            .is_some_and(|r| same_identity(r, &v.identity));
+        let is_requester = approval.requested_by(&approver_keys(&v.identity, &[]));
         // At most one relayed vote counts, and none for R4.
         let relay_refused =
             v.relayed && (relayed || approval.risk == RiskClass::R4 || !approval.relay);
-        if is_requester || relay_refused || !approval.quorum.admits(v.kind) {
+        let unnamed_refused = v.unnamed_person() && !approval.admits_unnamed();
+        if is_requester || relay_refused || unnamed_refused || !approval.quorum.admits(v.kind) {
             continue;
         }
         if seen.insert(v.identity.trim().to_lowercase()) {

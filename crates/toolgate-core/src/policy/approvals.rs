@@ -12,6 +12,9 @@
 //! operators = []                     # when set, the only people who may approve
 //! relay = false                      # agent-relayed approval (never for R4)
 //! max_open = 1000                    # open approvals at most; past it escalations block
+//! max_open_per_session = 20          # open approvals one session may have at once
+//! max_open_per_agent = 100           # open approvals one agent may have at once
+//! allow_weak_r4 = false              # DANGEROUS: accept R4 quorum 1 and R4 rules
 //!
 //! [approvals.model]                  # the llm_evaluation approver (see ModelStage)
 //! base_url = "http://127.0.0.1:8080/v1"
@@ -33,7 +36,7 @@ use super::error::{ErrorKind, PolicyError, line_col};
 use super::routing::{Routing, parse_routing};
 use super::rule::Rule;
 use super::schema::RawApprovals;
-use crate::approval::{ApproverKind, InsufficientFactors, QuorumRule, same_identity};
+use crate::approval::{ApproverKind, InsufficientFactors, QuorumRule};
 use crate::model::RiskClass;
 use std::time::Duration;
 use toml::Spanned;
@@ -97,6 +100,19 @@ pub struct ApprovalSettings {
     /// Past it a new escalation is blocked: an agent sending endless
     /// distinct risky calls cannot bury the operators or fill the store.
     pub max_open: u32,
+    /// Most approvals open at once for calls of one session (default 20),
+    /// and of one agent (default 100): one runaway or hostile session
+    /// cannot take the whole of `max_open` or flood the people asked.
+    /// Calls naming no session (or no agent) share one count.
+    pub max_open_per_session: u32,
+    /// See [`ApprovalSettings::max_open_per_session`].
+    pub max_open_per_agent: u32,
+    /// The explicit, dangerous opt-in (`allow_weak_r4 = true`) without
+    /// which a policy with an R4 quorum under two, or an
+    /// `[[approvals.rule]]` reaching R4, is refused: R4 calls (force
+    /// pushes, production deletes, infrastructure teardown) need two
+    /// people. Even with it, the administrator never counts at R4.
+    pub allow_weak_r4: bool,
     /// The model approver, when `[approvals.model]` configures one.
     pub model: Option<ModelStage>,
     /// Where pending approvals are sent (`[approvals.routing]`).
@@ -112,14 +128,16 @@ impl ApprovalSettings {
     ///
     /// Fails closed when `min_approvals` exceeds the approvals the active
     /// approvers can give, or a person is required and `user_request` is off.
-    /// People count one each when `operators` names them (the requester
-    /// excepted), and without limit when it does not (any distinct identity may
-    /// approve); `rules_based` counts when one of its rules reaches `class`.
+    /// People count one each when `operators` names them (those for whom
+    /// `asked` says they asked for this call excepted, under any of their
+    /// identities), and without limit when it does not (any distinct
+    /// identity may approve); `rules_based` counts when one of its rules
+    /// reaches `class`.
     pub fn requirement(
         &self,
         class: RiskClass,
         llm_available: bool,
-        requester: Option<&str>,
+        asked: &dyn Fn(&str) -> bool,
     ) -> Result<QuorumRule, InsufficientFactors> {
         let min_approvals = self.quorum(class);
         let require_user = self.require_user(class);
@@ -131,11 +149,7 @@ impl ApprovalSettings {
                 ApproverKind::UserRequest if self.operators.is_empty() => (true, u64::MAX / 4),
                 // The requester cannot approve, so does not count among them.
                 ApproverKind::UserRequest => {
-                    let others = self
-                        .operators
-                        .iter()
-                        .filter(|o| !requester.is_some_and(|r| same_identity(r, o)))
-                        .count();
+                    let others = self.operators.iter().filter(|o| !asked(o)).count();
                     (true, others as u64)
                 }
                 // Rules count only if one of them may approve this class.
@@ -219,6 +233,9 @@ impl Default for ApprovalSettings {
             operators: Vec::new(),
             rules: Vec::new(),
             max_open: 1000,
+            max_open_per_session: 20,
+            max_open_per_agent: 100,
+            allow_weak_r4: false,
             model: None,
             routing: Routing::default(),
             quorum: [1, 1, 1, 1, 2],
@@ -265,20 +282,50 @@ pub(super) fn parse_approvals(
     if let Some(r) = a.relay {
         out.relay = r;
     }
-    if let Some(m) = &a.max_open {
+    let open_cap = |m: &Spanned<i64>, key: &str| {
         let n = *m.get_ref();
-        out.max_open = u32::try_from(n)
+        u32::try_from(n)
             .ok()
             .filter(|n| (1..=1_000_000).contains(n))
             .ok_or_else(|| {
                 at(
                     m.span().start,
                     ErrorKind::Value,
-                    format!("max_open = {n} is out of range — use 1 to 1000000"),
+                    format!("{key} = {n} is out of range — use 1 to 1000000"),
                 )
-            })?;
+            })
+    };
+    if let Some(m) = &a.max_open {
+        out.max_open = open_cap(m, "max_open")?;
+    }
+    if let Some(m) = &a.max_open_per_session {
+        out.max_open_per_session = open_cap(m, "max_open_per_session")?;
+    }
+    if let Some(m) = &a.max_open_per_agent {
+        out.max_open_per_agent = open_cap(m, "max_open_per_agent")?;
+    }
+    if let Some(w) = a.allow_weak_r4 {
+        out.allow_weak_r4 = w;
     }
     if let Some(q) = a.quorum {
+        if let Some(r4) = &q.r4
+            && *r4.get_ref() < 2
+            && *r4.get_ref() >= 1
+            && !out.allow_weak_r4
+        {
+            return Err(at(
+                r4.span().start,
+                ErrorKind::Value,
+                format!(
+                    "quorum R4 = {} is refused: R4 calls (force pushes, production deletes, \
+                     infrastructure teardown) need two people. Keep R4 = 2 or more; only if one \
+                     person really must be enough here, add `allow_weak_r4 = true` to \
+                     [approvals] (dangerous: one person, or one stolen operator token, then runs \
+                     them)",
+                    r4.get_ref()
+                ),
+            ));
+        }
         for (i, v) in [q.r0, q.r1, q.r2, q.r3, q.r4].into_iter().enumerate() {
             let Some(v) = v else { continue };
             let n = *v.get_ref();
@@ -409,6 +456,22 @@ pub(super) fn parse_approvals(
             Some(c) => risk_class(c, &at)?,
             None => RiskClass::R3,
         };
+        if let Some(c) = &r.max_risk
+            && max_risk == RiskClass::R4
+            && !out.allow_weak_r4
+        {
+            return Err(at(
+                c.span().start,
+                ErrorKind::Value,
+                format!(
+                    "[[approvals.rule]] {name:?} has max_risk = \"R4\", which is refused: a rule \
+                     must never stand in for a person on R4 calls (force pushes, production \
+                     deletes, infrastructure teardown). Use max_risk = \"R3\"; only if you \
+                     accept that risk, add `allow_weak_r4 = true` to [approvals] (dangerous: \
+                     anyone who can shape a call to match the rule then needs one person less)"
+                ),
+            ));
+        }
         out.rules.push(ApprovalRule {
             name,
             approve,
@@ -463,5 +526,92 @@ fn list_or_none(names: &[&str]) -> String {
         "none".to_string()
     } else {
         names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::RiskClass;
+    use crate::policy::{Policy, PolicyError};
+
+    fn parse(src: &str) -> Result<Policy, PolicyError> {
+        Policy::from_toml_str(src, "p.toml")
+    }
+
+    const RULE_R4: &str = "[[approvals.rule]]\nname = \"deploys\"\napprove = [\"exec(make deploy)\"]\nmax_risk = \"R4\"\n";
+
+    #[test]
+    fn a_weak_r4_is_refused_without_the_explicit_opt_in() {
+        let e = parse("[approvals]\nquorum = { R4 = 1 }\n").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 17), "{e}");
+        assert!(e.message.contains("R4 = 1 is refused"), "{e}");
+        assert!(e.message.contains("allow_weak_r4 = true"), "{e}");
+        let e = parse(RULE_R4).unwrap_err();
+        assert_eq!((e.line, e.col), (4, 12), "{e}");
+        assert!(e.message.contains("\"deploys\""), "{e}");
+        assert!(e.message.contains("allow_weak_r4 = true"), "{e}");
+        // Two or more, and rules up to R3, need no opt-in.
+        let p = parse("[approvals]\nquorum = { R2 = 1, R3 = 1, R4 = 3 }\n").unwrap();
+        assert_eq!(p.approvals().quorum(RiskClass::R4), 3);
+        assert!(!p.approvals().allow_weak_r4);
+        parse("[[approvals.rule]]\napprove = [\"exec(make)\"]\nmax_risk = \"R3\"\n").unwrap();
+        parse("[[approvals.rule]]\napprove = [\"exec(make)\"]\n").unwrap();
+        // The opt-in accepts both, wherever it is written in the table.
+        let p = parse(&format!(
+            "[approvals]\nquorum = {{ R4 = 1 }}\nallow_weak_r4 = true\n{RULE_R4}"
+        ))
+        .unwrap();
+        let a = p.approvals();
+        assert!(a.allow_weak_r4);
+        assert_eq!(a.quorum(RiskClass::R4), 1);
+        assert_eq!(a.rules[0].max_risk, RiskClass::R4);
+        // Saying false is the same as not saying it.
+        assert!(parse("[approvals]\nallow_weak_r4 = false\nquorum = { R4 = 1 }\n").is_err());
+    }
+
+    #[test]
+    fn the_shipped_policies_need_no_opt_in() {
+        for (name, src) in [
+            ("default", include_str!("../../../../policies/default.toml")),
+            ("strict", include_str!("../../../../policies/strict.toml")),
+            (
+                "clinical",
+                include_str!("../../../../policies/clinical.toml"),
+            ),
+        ] {
+            let p = Policy::from_toml_str(src, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let a = p.approvals();
+            assert!(!a.allow_weak_r4, "{name}");
+            assert!(a.quorum(RiskClass::R4) >= 2, "{name}");
+            assert!(a.rules.iter().all(|r| r.max_risk < RiskClass::R4), "{name}");
+        }
+    }
+
+    #[test]
+    fn fair_share_caps_have_defaults_and_bounds() {
+        let a = crate::policy::ApprovalSettings::default();
+        assert_eq!((a.max_open_per_session, a.max_open_per_agent), (20, 100));
+        assert!(a.max_open_per_session < a.max_open_per_agent);
+        assert!(a.max_open_per_agent < a.max_open);
+        let p = parse("[approvals]\nmax_open_per_session = 3\nmax_open_per_agent = 7\n").unwrap();
+        assert_eq!(
+            (
+                p.approvals().max_open_per_session,
+                p.approvals().max_open_per_agent
+            ),
+            (3, 7)
+        );
+        let e = parse("[approvals]\nmax_open_per_session = 0\n").unwrap_err();
+        assert!(
+            e.message
+                .contains("max_open_per_session = 0 is out of range"),
+            "{e}"
+        );
+        let e = parse("[approvals]\nmax_open_per_agent = -1\n").unwrap_err();
+        assert!(
+            e.message
+                .contains("max_open_per_agent = -1 is out of range"),
+            "{e}"
+        );
     }
 }

@@ -163,6 +163,20 @@ pub(crate) fn person(name: &str, approve: bool) -> VoteInput {
     }
 }
 
+/// Makes each of `names` a named operator (one credential each), so
+/// their votes count as people's where only named people count (R4, or a
+/// quorum of two or more); returns their tokens.
+pub(crate) fn named(s: &Arc<dyn Store>, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| {
+            toolgate_gate::add_operator(&**s, &ManualClock::new(T0), n, &[], "test")
+                .unwrap()
+                .1
+        })
+        .collect()
+}
+
 pub(crate) fn now(c: &dyn Clock) -> i64 {
     c.now_ms()
 }

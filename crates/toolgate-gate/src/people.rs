@@ -7,7 +7,8 @@
 //! reads the table) and keeps the record, so the audit log's names stay
 //! explained. The shared operator token of a daemon, and the local CLI
 //! (whoever can write the data directory), act as one more identity,
-//! [`ADMIN`]: the break-glass administrator.
+//! [`ADMIN`]: the break-glass administrator, who is no named person (see
+//! [`toolgate_core::Approval::admits_unnamed`] for where it counts).
 
 use crate::clock::random_bytes;
 use crate::{Clock, random_hex};
@@ -17,7 +18,8 @@ use toolgate_core::{AuditEvent, AuditKind, hex};
 use toolgate_store::{Operator, Store, StoreError};
 
 /// The identity of the shared operator token and of the local CLI: the
-/// administrator, who counts as one person in every quorum.
+/// administrator. Its approval counts only below R4 where one approval is
+/// enough; it is never a second person, and never counts at R4.
 pub const ADMIN: &str = "operator";
 
 /// What every issued token starts with, so it is recognisable (and secret

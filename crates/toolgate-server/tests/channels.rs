@@ -561,3 +561,90 @@ api_base = "{dead}"
     let (s, _) = d.send(post("telegram-webhook-secret-3")).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED, "a replayed update");
 }
+
+/// A call OpenClaw makes for a Slack user carries their bare id as the
+/// requester; that user's own button press, as the operator linked to the
+/// account, is refused. A flood of identical calls is one approval and one
+/// chat message; a flood of distinct ones is held at the session's share.
+#[tokio::test]
+async fn the_requesters_own_press_is_refused_and_a_flood_sends_few_messages() {
+    let (base, seen) = fake_services().await;
+    unsafe {
+        std::env::set_var("TGT_CHAN4_SLACK_TOKEN", "xoxb-test-token");
+        std::env::set_var("TGT_CHAN4_SLACK_SIGNING", SIGNING);
+    }
+    let policy = format!(
+        r#"[approvals]
+max_open_per_session = 3
+
+[[approvals.routing.target]]
+name = "ops-slack"
+kind = "slack"
+channel = "C01"
+bot_token_env = "TGT_CHAN4_SLACK_TOKEN"
+signing_secret_env = "TGT_CHAN4_SLACK_SIGNING"
+api_base = "{base}/api"
+"#
+    );
+    let d = start(policy).await;
+    let clock = SystemClock;
+    toolgate_gate::add_operator(&*d.store, &clock, "alice", &["slack:UALICE".into()], "test")
+        .unwrap();
+    toolgate_gate::add_operator(&*d.store, &clock, "bob", &["slack:UBOB".into()], "test").unwrap();
+    let check = async |command: &str, requester: &str| {
+        let call = json!({"tool": "exec", "params": {"command": command}, "session": "agent:main:slack:direct:x", "requester": {"id": requester}});
+        let (s, v) = d
+            .send(
+                d.http
+                    .post(format!("{}/v1/check", d.url))
+                    .bearer_auth(AGENT)
+                    .body(call.to_string()),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v
+    };
+    let v = check("git push origin main", "UALICE").await;
+    let id = v["approval"]["id"].as_str().unwrap().to_string();
+    let (s, v, _, _) = d.press("UALICE", &id, true, "t-own").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(
+        v["text"].as_str().unwrap().contains("separation of duties"),
+        "{v}"
+    );
+    assert_eq!(d.approval(&id).await["state"], "pending");
+    let (_, v, _, _) = d.press("UBOB", &id, true, "t-bob").await;
+    assert!(v["text"].as_str().unwrap().contains("as bob"), "{v}");
+    assert_eq!(d.approval(&id).await["state"], "approved");
+
+    // 50 identical calls: one approval, one message.
+    let posts = || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == "slack.post")
+            .count()
+    };
+    let before = posts();
+    let mut ids = std::collections::BTreeSet::new();
+    for _ in 0..50 {
+        let v = check("npm publish", "carol").await;
+        ids.insert(v["approval"]["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    // 50 distinct ones from the same session: its share (3 open: the
+    // approved one not yet used, the identical one, one more), then blocked.
+    let mut blocked = 0;
+    for i in 0..50 {
+        if check(&format!("docker push img:{i}"), "carol").await["decision"] == "block" {
+            blocked += 1;
+        }
+    }
+    assert_eq!(blocked, 49);
+    until("the messages for the new approvals", async || {
+        posts() >= before + 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(posts(), before + 2, "one message per approval, no more");
+}

@@ -489,22 +489,159 @@ async fn one_person_never_meets_a_quorum_of_two() {
         (v["state"].as_str(), v["have"].as_u64()),
         (Some("pending"), Some(1))
     );
-    // The shared token is one more person: the administrator.
+    // The shared token is not a second person: the administrator never
+    // counts at R4, and says what to do instead.
     let (s, v) = d
         .post(&approve, Some(OPERATOR), r#"{"as": "operator"}"#)
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("not a named operator"), "{message}");
+    assert!(message.contains("operators add"), "{message}");
+    let (_, v) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
+    assert_eq!(
+        (v["state"].as_str(), v["have"].as_u64()),
+        (Some("pending"), Some(1))
+    );
+    // A second named operator completes it.
+    let carol = d.add_operator("carol");
+    let (s, v) = d.post(&approve, Some(&carol), "").await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("approved")),
+        "{v}"
+    );
+    let who: Vec<(&str, bool)> = v["approval"]["votes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["identity"].as_str().unwrap(), v["named"] == true))
+        .collect();
+    assert_eq!(who, [("bob", true), ("carol", true)]);
+    assert_eq!(d.check(call).await["decision"], "allow");
+}
+
+#[tokio::test]
+async fn the_administrator_alone_approves_only_where_one_approval_is_enough() {
+    // R3, quorum 1: the shared token is the break-glass approver.
+    let d = start(DEFAULT_POLICY).await;
+    let r3 = exec("git push origin main");
+    let v = d.check(r3.clone()).await;
+    let (s, v) = d
+        .post(
+            &format!(
+                "/v1/approvals/{}/approve",
+                v["approval"]["id"].as_str().unwrap()
+            ),
+            Some(OPERATOR),
+            "",
+        )
         .await;
     assert_eq!(
         (s, v["outcome"].as_str()),
         (StatusCode::OK, Some("approved")),
         "{v}"
     );
-    let who: Vec<&str> = v["approval"]["votes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["identity"].as_str().unwrap())
-        .collect();
-    assert_eq!(who, ["bob", "operator"]);
+    assert_eq!(d.check(r3).await["decision"], "allow");
+    let d = start("[approvals]\nquorum = { R3 = 2 }\n").await;
+    // A quorum of two below R4: the administrator is not one of the two.
+    let r3 = exec("kubectl apply -f prod.yaml");
+    let v = d.check(r3.clone()).await;
+    assert_eq!(v["approval"]["min_approvals"], 2, "{v}");
+    let approve = format!(
+        "/v1/approvals/{}/approve",
+        v["approval"]["id"].as_str().unwrap()
+    );
+    let (s, v) = d.post(&approve, Some(OPERATOR), "").await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
+    let bob = d.add_operator("bob");
+    let (s, v) = d.post(&approve, Some(&bob), "").await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("recorded")),
+        "{v}"
+    );
+    assert_eq!(d.check(r3.clone()).await["decision"], "escalate");
+    // Its denial still stops anything.
+    let (s, v) = d
+        .post(&approve.replace("/approve", "/deny"), Some(OPERATOR), "")
+        .await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("denied")),
+        "{v}"
+    );
+    assert_eq!(d.check(r3).await["decision"], "block");
+}
+
+#[tokio::test]
+async fn no_linked_identity_of_the_requester_approves_their_call() {
+    let d = start(DEFAULT_POLICY).await;
+    // alice's chat accounts, linked to her toolgate name.
+    let (_, alice) = toolgate_gate::add_operator(
+        &*d.store,
+        &SystemClock,
+        "alice",
+        &["slack:U0ALICE1".into(), "email:Alice@Example.com".into()],
+        "test",
+    )
+    .unwrap();
+    let bob = d.add_operator("bob");
+    // The forms a runtime sends the requester in: OpenClaw's bare sender id,
+    // a qualified one in other case, an email address in other case, a
+    // mention; and a session key carrying her id.
+    let requesters = [
+        json!({"requester": {"id": "U0ALICE1"}}),
+        json!({"requester": {"id": "slack:u0alice1"}}),
+        json!({"requester": {"id": "ALICE@example.COM"}}),
+        json!({"requester": {"id": "<@U0ALICE1>"}}),
+        json!({"requester": {"id": "x"}, "session": "agent:main:slack:direct:U0ALICE1"}),
+    ];
+    for (i, who) in requesters.iter().enumerate() {
+        let mut call = json!({"tool": "exec", "params": {"command": format!("kubectl apply -f prod{i}.yaml")}, "session": "s1"});
+        for (k, v) in who.as_object().unwrap() {
+            call[k] = v.clone();
+        }
+        let v = d.check(call.clone()).await;
+        let id = v["approval"]["id"].as_str().unwrap().to_string();
+        let approve = format!("/v1/approvals/{id}/approve");
+        let (s, v) = d.post(&approve, Some(&alice), "").await;
+        assert_eq!(
+            (s, error_code(&v)),
+            (StatusCode::CONFLICT, "refused"),
+            "{who}: {v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("separation of duties"),
+            "{v}"
+        );
+        // Not by bypass either.
+        let body = json!({"approval": id, "reason": "incident 7: must ship now"});
+        let (s, v) = d.post("/v1/bypass", Some(&alice), body.to_string()).await;
+        assert_eq!(
+            (s, error_code(&v)),
+            (StatusCode::CONFLICT, "refused"),
+            "{who}: {v}"
+        );
+        // Someone else may.
+        let (s, v) = d.post(&approve, Some(&bob), "").await;
+        assert_eq!(
+            (s, v["outcome"].as_str()),
+            (StatusCode::OK, Some("approved")),
+            "{who}: {v}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -1488,20 +1625,42 @@ async fn an_emergency_bypass_lifts_named_layers_until_it_ends_and_can_approve_on
     let (_, state) = d.get("/v1/state", Some(OPERATOR)).await;
     assert_eq!(state["bypasses"], json!([]));
 
-    // One approval, at once, whatever its quorum (R4 needs two people).
-    let first = d.check(exec("git push --force origin main")).await;
+    // One approval: the bypass is one person's vote, counted once; R4
+    // needs two named operators, whoever bypasses.
+    let call = exec("git push --force origin main");
+    let first = d.check(call.clone()).await;
     let approval = first["approval"]["id"].as_str().unwrap().to_string();
     let bypass_one = json!({"approval": approval, "reason": "incident 42: hotfix must ship"});
     // Not by the person who asked for the call.
     let (s, v) = d
         .post("/v1/bypass", Some(&alice), bypass_one.to_string())
         .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
     assert!(
         v["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("asked for this call"),
+            .contains("separation of duties"),
+        "{v}"
+    );
+    // Not by the shared token: the administrator is no named person.
+    let (s, v) = d
+        .post("/v1/bypass", Some(OPERATOR), bypass_one.to_string())
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a named operator"),
         "{v}"
     );
     let bob = d.add_operator("bob");
@@ -1509,8 +1668,39 @@ async fn an_emergency_bypass_lifts_named_layers_until_it_ends_and_can_approve_on
         .post("/v1/bypass", Some(&bob), bypass_one.to_string())
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(
+        (
+            v["outcome"].as_str(),
+            v["have"].as_u64(),
+            v["need"].as_u64()
+        ),
+        (Some("recorded"), Some(1), Some(2)),
+        "{v}"
+    );
+    assert_eq!(v["approval"]["state"], "pending");
+    assert_eq!(
+        d.check(call.clone()).await["decision"],
+        "escalate",
+        "one bypass is one person"
+    );
+    // bob again counts once.
+    let (s, v) = d
+        .post("/v1/bypass", Some(&bob), bypass_one.to_string())
+        .await;
+    assert_eq!(
+        (s, error_code(&v)),
+        (StatusCode::CONFLICT, "refused"),
+        "{v}"
+    );
+    // A second named person completes it, by bypass or vote.
+    let carol = d.add_operator("carol");
+    let (s, v) = d
+        .post("/v1/bypass", Some(&carol), bypass_one.to_string())
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["outcome"], "approved", "{v}");
     assert_eq!(v["approval"]["state"], "approved");
-    let retry = d.check(exec("git push --force origin main")).await;
+    let retry = d.check(call).await;
     assert_eq!(retry["decision"], "allow", "{retry}");
 
     // Everything is in the audit chain.
@@ -1802,4 +1992,79 @@ async fn a_hold_in_another_process_shows_as_an_agent_waiting() {
     toolgate_gate::mark_waiting(&*d.store, &id, Some(1)).unwrap();
     let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
     assert_eq!(waiting(&a), None, "{a}");
+}
+
+/// A bypass of one approval is a vote: where the policy names its
+/// operators, nobody else may bypass either (the issue: any operator could).
+#[tokio::test]
+async fn a_bypass_of_one_approval_honours_the_named_operators() {
+    let d = start("[approvals]\noperators = [\"bob\"]\n").await;
+    let mallory = d.add_operator("mallory");
+    let bob = d.add_operator("bob");
+    let call = exec("kubectl apply -f prod.yaml");
+    let id = d.check(call.clone()).await["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = json!({"approval": id, "reason": "incident 9: the fix must go out"}).to_string();
+    for who in [mallory.as_str(), OPERATOR] {
+        let (s, v) = d.post("/v1/bypass", Some(who), body.clone()).await;
+        assert_eq!(
+            (s, error_code(&v)),
+            (StatusCode::CONFLICT, "refused"),
+            "{v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not one of the operators"),
+            "{v}"
+        );
+    }
+    assert_eq!(d.check(call.clone()).await["decision"], "escalate");
+    // Every attempt is on the record, refused ones too.
+    let (_, audit) = d.get("/v1/audit/verify", Some(OPERATOR)).await;
+    assert_eq!(audit["ok"], true, "{audit}");
+    let (s, v) = d.post("/v1/bypass", Some(&bob), body).await;
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (StatusCode::OK, Some("approved")),
+        "{v}"
+    );
+    assert_eq!(d.check(call).await["decision"], "allow");
+}
+
+/// The flood of the issue over HTTP: one session sends distinct risky calls
+/// as fast as it can; it gets its share of approvals, then blocks saying why,
+/// while another session's escalation still gets an approval.
+#[tokio::test]
+async fn one_session_cannot_take_every_open_approval() {
+    let d = start("[approvals]\nmax_open_per_session = 5\n").await;
+    let flood = |i: usize| json!({"tool": "exec", "params": {"command": format!("kubectl delete pod web-{i}")}, "session": "flood", "agent": "main"});
+    let mut escalated = 0;
+    let mut blocked = 0;
+    for i in 0..40 {
+        let v = d.check(flood(i)).await;
+        match v["decision"].as_str() {
+            Some("escalate") => escalated += 1,
+            Some("block") => {
+                blocked += 1;
+                let reason = v["reason"].as_str().unwrap();
+                assert!(reason.contains("max_open_per_session = 5"), "{reason}");
+                assert!(reason.contains("toolgate approvals list"), "{reason}");
+            }
+            other => panic!("{other:?}: {v}"),
+        }
+    }
+    assert_eq!((escalated, blocked), (5, 35));
+    // Identical calls fold into their approval: no new one.
+    let again = d.check(flood(0)).await;
+    assert_eq!(again["decision"], "escalate", "{again}");
+    let (_, open) = d.get("/v1/approvals", Some(OPERATOR)).await;
+    assert_eq!(open["approvals"].as_array().unwrap().len(), 5);
+    // Another session is not held up.
+    let other = json!({"tool": "exec", "params": {"command": "kubectl delete pod api-1"}, "session": "other", "agent": "main"});
+    let v = d.check(other).await;
+    assert_eq!(v["decision"], "escalate", "{v}");
 }

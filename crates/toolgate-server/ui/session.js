@@ -173,7 +173,7 @@ async function showWhoami() {
     el.textContent = me.identity;
     $('signed-in-as').title = me.person
       ? `Signed in with ${me.identity}'s own token: votes are recorded as ${me.identity}.`
-      : 'Signed in with the shared operator token: votes are recorded as the administrator ("operator"), one person in every quorum. Give each approver a token of their own with `toolgate operators add NAME`.';
+      : 'Signed in with the shared operator token: votes are recorded as the administrator ("operator"), which counts only below R4 where one approval is enough: R4 calls, and any quorum of two, need named operators. Give each approver a token of their own with `toolgate operators add NAME`.';
   } catch (e) {
     el.textContent = '?';
   }

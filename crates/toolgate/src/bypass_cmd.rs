@@ -7,7 +7,7 @@ use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolgate_core::{ApprovalId, BYPASSABLE, parse_layer, rfc3339_ms};
-use toolgate_gate::{Clock, SystemClock};
+use toolgate_gate::{Clock, SystemClock, VoteOutcome};
 use toolgate_store::StoreError;
 
 /// What to do with bypasses.
@@ -29,7 +29,9 @@ pub(crate) enum BypassCommand {
         #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
         token: Option<String>,
     },
-    /// Approve one pending approval at once, whatever its quorum.
+    /// Cast your approving vote on one pending approval, with a reason on
+    /// the record. It counts once, like any vote: it approves where one
+    /// approval is enough; an R4 call still needs a second named operator.
     Approval {
         /// The approval id.
         id: String,
@@ -63,9 +65,12 @@ pub(crate) fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolgate bypass: {}", format!("{e:#}").replace('\n', " "));
-            let refused = e
-                .downcast_ref::<StoreError>()
-                .is_some_and(|s| matches!(s, StoreError::Operators(_) | StoreError::NotFound(_)));
+            let refused = e.downcast_ref::<StoreError>().is_some_and(|s| {
+                matches!(
+                    s,
+                    StoreError::Operators(_) | StoreError::NotFound(_) | StoreError::Refused(_)
+                )
+            });
             ExitCode::from(if refused { 1 } else { 2 })
         }
     }
@@ -111,11 +116,17 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
         BypassCommand::Approval { id, reason, token } => {
             let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
             let id = ApprovalId::parse(&id).map_err(|e| anyhow!("{id:?}: {e}"))?;
-            let a = toolgate_gate::bypass_approval(&*store, &clock, &id, &reason, &by)?;
-            println!(
-                "approval {id} bypassed by {by}: the agent may retry the exact call once, until {}",
-                rfc3339_ms(a.usable_until_ms.unwrap_or_default())
-            );
+            let (_, outcome) = toolgate_gate::bypass_approval(&*store, &clock, &id, &reason, &by)?;
+            match outcome {
+                VoteOutcome::Approved { usable_until_ms } => println!(
+                    "approval {id} bypassed by {by}: the agent may retry the exact call once, until {}",
+                    rfc3339_ms(usable_until_ms)
+                ),
+                VoteOutcome::Recorded { have, need, .. } => println!(
+                    "bypass of {id} recorded as {by}'s approval: {have} of {need}; another named operator must approve (or bypass) it too"
+                ),
+                VoteOutcome::Denied => println!("approval {id} is denied"),
+            }
         }
         BypassCommand::List { json } => {
             let now = clock.now_ms();

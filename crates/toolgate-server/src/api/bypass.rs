@@ -1,6 +1,7 @@
 //! Emergency bypass (docs/approvals.md), operators only: lift named layers for a
-//! while, or approve one approval at once, always with a reason; listed in
-//! `/v1/state` and shown as a banner in the control UI until it lapses.
+//! while, or cast one person's approving vote on one approval, always with a
+//! reason; layer bypasses are listed in `/v1/state` and shown as a banner in
+//! the control UI until they lapse.
 
 use crate::api::read_json;
 use crate::app::{App, Event};
@@ -15,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate_core::{ApprovalId, parse_layer};
+use toolgate_gate::VoteOutcome;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +28,7 @@ struct StartBody {
     reason: Option<String>,
 }
 
-const BODY_HELP: &str = "send {\"layers\": [\"knowledge\"], \"for\": \"30m\", \"reason\": \"…\"} to lift layers, or {\"approval\": \"<id>\", \"reason\": \"…\"} to approve one approval";
+const BODY_HELP: &str = "send {\"layers\": [\"knowledge\"], \"for\": \"30m\", \"reason\": \"…\"} to lift layers, or {\"approval\": \"<id>\", \"reason\": \"…\"} to cast your approving vote on one approval";
 
 /// `GET /v1/bypass` (operator): every bypass, newest first, and which are
 /// active.
@@ -50,7 +52,9 @@ pub async fn list(
 }
 
 /// `POST /v1/bypass` (operator): starts a bypass of layers, or bypasses one
-/// approval, as the authenticated operator.
+/// approval, as the authenticated operator: their approving vote, counted
+/// once (`outcome` says whether it completed the quorum; a refusal is a
+/// 409 `refused`, as for a vote).
 pub async fn start(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -97,12 +101,27 @@ pub async fn start(
         (None, Some(id)) => {
             let id = ApprovalId::parse(&id)
                 .map_err(|e| ApiError::not_found(format!("no approval {id:?}: {e}")))?;
-            let a = tokio::task::spawn_blocking(move || {
+            let (a, outcome) = tokio::task::spawn_blocking(move || {
                 toolgate_gate::bypass_approval(&*store, &*clock, &id, &reason, &who.identity)
             })
             .await
             .map_err(|_| ApiError::internal("bypassing the approval failed"))??;
-            json!({"approval": a})
+            app.committed.notify_one();
+            let mut out = match outcome {
+                VoteOutcome::Approved { usable_until_ms } => {
+                    json!({"outcome": "approved", "usable_until_ms": usable_until_ms})
+                }
+                VoteOutcome::Recorded {
+                    have,
+                    need,
+                    user_missing,
+                } => {
+                    json!({"outcome": "recorded", "have": have, "need": need, "user_missing": user_missing})
+                }
+                VoteOutcome::Denied => json!({"outcome": "denied"}),
+            };
+            out["approval"] = serde_json::to_value(&a).unwrap_or(Value::Null);
+            out
         }
         _ => return Err(ApiError::bad_request(BODY_HELP)),
     };

@@ -116,6 +116,7 @@ fn vote(identity: &str, approve: bool, at_ms: i64, generation: u32) -> Vote {
         approve,
         reason: None,
         relayed: false,
+        named: true,
         channel: "cli".to_string(),
         risk: RiskClass::R3,
         generation,

@@ -45,7 +45,8 @@ pub(crate) enum ApprovalsCommand {
         id: String,
         /// Your own operator token (from `toolgate operators add`): the vote
         /// is yours. Without one it is the administrator's ("operator"), as
-        /// whoever can write the data directory.
+        /// whoever can write the data directory, which approves alone only
+        /// below R4 where one approval is enough (R4 needs named operators).
         #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// Checked against who the token says you are (it cannot choose).

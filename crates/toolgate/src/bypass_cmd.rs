@@ -38,7 +38,8 @@ pub(crate) enum BypassCommand {
         /// What the emergency is.
         #[arg(long)]
         reason: String,
-        /// Your own operator token (default: the administrator).
+        /// Your own operator token (default: the administrator, who counts
+        /// only below R4 where one approval is enough).
         #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
         token: Option<String>,
     },

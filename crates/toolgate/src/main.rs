@@ -17,6 +17,7 @@ mod knowledge_cmd;
 mod mcp_proxy;
 mod memory_cmd;
 mod operators_cmd;
+mod peer;
 mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;

@@ -22,6 +22,7 @@ mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod settings_file;
+mod setup_cmd;
 mod state;
 mod store_cmd;
 mod ui_cmd;
@@ -105,6 +106,12 @@ enum Command {
         #[command(subcommand)]
         command: policy_cmd::PolicyCommand,
     },
+    /// Set toolgate up as a service of its own user, with hooks the agent's
+    /// user cannot change: `sudo toolgate setup separated --agent-user NAME`.
+    Setup {
+        #[command(subcommand)]
+        command: setup_cmd::SetupCommand,
+    },
     /// Move the whole state to another store: `toolgate store migrate
     /// --from sqlite:DIR --to postgres://…`.
     Store {
@@ -183,6 +190,7 @@ fn main() -> ExitCode {
         Command::Protocol(args) => protocol_cmd::run(args),
         Command::Policy { command } => policy_cmd::run(command),
         Command::Store { command } => store_cmd::run(command),
+        Command::Setup { command } => setup_cmd::run(command),
     }
 }
 

@@ -69,20 +69,6 @@ pub(crate) fn effective_uid() -> u32 {
     }
 }
 
-/// Whether this process's real user may `mode`-access `path`
-/// (`libc::R_OK`, `W_OK`, `X_OK`), as the kernel decides it (owner,
-/// groups, ACLs): what the agent's user can do to a file, asked as it.
-pub(crate) fn may(path: &std::path::Path, mode: libc::c_int) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated string for the whole call.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::access(c.as_ptr(), mode) };
-    rc == 0
-}
-
 /// The uid of the user named `name` (a number is taken as it is), from
 /// `/etc/passwd`, else from `id -u NAME` (directory services).
 pub(crate) fn uid_of(name: &str) -> Option<u32> {

@@ -222,7 +222,13 @@ pub(crate) fn run(args: DoctorArgs) -> ExitCode {
         }
     };
     let asked = args.runtime.is_some();
-    let mut findings = mode::check(&ctx);
+    // The mode is about the whole set-up: said unless one runtime is asked
+    // about.
+    let mut findings = if asked && !args.mode {
+        Vec::new()
+    } else {
+        mode::check(&ctx)
+    };
     if !args.mode {
         findings.extend(subjects.into_iter().flat_map(|s| check(s, &ctx, asked)));
     }

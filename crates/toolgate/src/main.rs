@@ -27,7 +27,7 @@ mod state;
 mod store_cmd;
 mod ui_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// toolgate: the last gate between an AI agent and its tools.
@@ -156,7 +156,9 @@ fn main() -> ExitCode {
         .and_then(|a| a.to_str())
     {
         Some("hook") => {
-            let cli = HookCli::parse_from(sub_args("hook"));
+            let matches = HookCli::command().get_matches_from(sub_args("hook"));
+            let mut cli = HookCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+            cli.data.pin_to_command_line(&matches);
             return hook_cmd::run(cli.hook, &cli.data);
         }
         Some("check") => {
@@ -165,7 +167,9 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cli.data.pin_to_command_line(&matches);
     if prints_for_a_reader(&cli.command) {
         exit_quietly_when_the_reader_leaves();
     }

@@ -24,6 +24,22 @@ pub(crate) struct DataDirArgs {
     pub store: Option<String>,
 }
 
+impl DataDirArgs {
+    /// A data directory named on the command line is the whole answer to
+    /// "where is the state": a `TOOLGATE_STORE` in the environment (which an
+    /// agent can set for the runtime that starts a hook) then counts for
+    /// nothing. Called with the matches the options were parsed from.
+    pub(crate) fn pin_to_command_line(&mut self, matches: &clap::ArgMatches) {
+        use clap::parser::ValueSource;
+        let from = |id: &str| matches.value_source(id);
+        if from("data_dir") == Some(ValueSource::CommandLine)
+            && from("store") == Some(ValueSource::EnvVariable)
+        {
+            self.store = None;
+        }
+    }
+}
+
 /// A store named by `--store`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StoreSpec {

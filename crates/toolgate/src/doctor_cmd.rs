@@ -52,6 +52,10 @@ pub(crate) struct DoctorArgs {
     /// checking a set-up made with `toolgate setup separated --root DIR`).
     #[arg(long, value_name = "DIR", hide = true)]
     system_root: Option<PathBuf>,
+    /// The separated set-up's record, when it was made with another
+    /// --etc-dir than /etc/toolgate.
+    #[arg(long, value_name = "FILE", hide = true)]
+    setup_record: Option<PathBuf>,
 }
 
 /// What doctor checks: a runtime that runs `toolgate hook`, or OpenClaw,
@@ -99,6 +103,8 @@ pub(crate) struct Ctx {
     pub uid: u32,
     /// That user's groups.
     pub gids: Vec<u32>,
+    /// The separated set-up's record, when not in its usual place.
+    pub setup_record: Option<PathBuf>,
     /// toolgate's OpenClaw plugin directory, when this binary sits in a
     /// checkout that has one (for the fix text).
     pub openclaw_plugin: Option<PathBuf>,
@@ -140,6 +146,7 @@ impl Ctx {
             system_root: system_root.unwrap_or(Path::new("/")).to_path_buf(),
             uid: crate::peer::real_uid(),
             gids: mode::own_groups(),
+            setup_record: None,
             openclaw_plugin,
         })
     }
@@ -158,6 +165,7 @@ impl Ctx {
             system_root: project.join("no-system-root"),
             uid: 4242,
             gids: Vec::new(),
+            setup_record: None,
             openclaw_plugin: None,
         }
     }
@@ -215,7 +223,10 @@ pub(crate) fn run(args: DoctorArgs) -> ExitCode {
         },
     };
     let ctx = match Ctx::from_process(args.project.as_deref(), args.system_root.as_deref()) {
-        Ok(c) => c,
+        Ok(c) => Ctx {
+            setup_record: args.setup_record.clone(),
+            ..c
+        },
         Err(e) => {
             eprintln!("toolgate doctor: {e}");
             return ExitCode::from(2);

@@ -124,7 +124,11 @@ pub(super) fn check(ctx: &Ctx) -> Vec<Finding> {
     };
     let move_to = "sudo toolgate setup separated --agent-user <the agents' user> \
                    (docs/deploy.md, \"Separated mode\")";
-    let Some(rec) = Record::read(&ctx.system_root) else {
+    let rec = match &ctx.setup_record {
+        Some(f) => Record::read_file(f),
+        None => Record::read(&ctx.system_root),
+    };
+    let Some(rec) = rec else {
         return vec![finding(
             Level::Warn,
             "same-user mode (best effort): toolgate is not set up separated here (no \
@@ -164,12 +168,8 @@ pub(super) fn check(ctx: &Ctx) -> Vec<Finding> {
                 broken.join("; ")
             ),
             Some(format!(
-                "run the set-up again to put each part back: sudo {} setup separated{}",
-                rec.binary.display(),
-                rec.agent_user
-                    .as_deref()
-                    .map(|a| format!(" --agent-user {a}"))
-                    .unwrap_or_default()
+                "run the set-up again to put each part back: {}",
+                rec.rerun()
             )),
         )]
     }
@@ -205,8 +205,9 @@ fn separated_checks(ctx: &Ctx, rec: &Record) -> (Vec<String>, Vec<String>) {
             },
             Err(e) => broken.push(format!(
                 "the daemon does not answer on {} ({e}): hooks deny every call until it runs \
-                 (systemctl start toolgate)",
-                rec.socket.display()
+                 (systemctl start {})",
+                rec.socket.display(),
+                rec.service_name()
             )),
         },
     }

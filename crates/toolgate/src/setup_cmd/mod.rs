@@ -87,6 +87,12 @@ pub(crate) struct SeparatedArgs {
     /// Where the binary goes.
     #[arg(long, default_value = "/usr/local/bin", value_name = "DIR")]
     bin_dir: PathBuf,
+    /// Where the policy, the public key and the set-up's record go.
+    #[arg(long, default_value = "/etc/toolgate", value_name = "DIR")]
+    etc_dir: PathBuf,
+    /// The service's name (its unit, log directory and launchd label).
+    #[arg(long, default_value = "toolgate", value_name = "NAME")]
+    service_name: String,
     /// The runtimes whose system-level hook files get toolgate's hook.
     #[arg(
         long,
@@ -174,6 +180,8 @@ pub(crate) struct Layout {
     pub unit: PathBuf,
     /// The launchd plist.
     pub plist: PathBuf,
+    /// The service's name.
+    pub service: String,
 }
 
 impl Layout {
@@ -182,6 +190,7 @@ impl Layout {
             ("--socket", &args.socket),
             ("--state-dir", &args.state_dir),
             ("--bin-dir", &args.bin_dir),
+            ("--etc-dir", &args.etc_dir),
         ] {
             if !p.is_absolute() {
                 bail!("{what} {}: give an absolute path", p.display());
@@ -210,32 +219,40 @@ impl Layout {
                 .parse::<std::net::SocketAddr>()
                 .map_err(|e| anyhow!("--listen {listen:?}: {e}"))?;
         }
-        if !args
-            .daemon_user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-            || args.daemon_user.is_empty()
-        {
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        };
+        if !plain(&args.daemon_user) {
             bail!("--daemon-user {:?}: not a user name", args.daemon_user);
         }
-        let etc = PathBuf::from("/etc/toolgate");
+        if !plain(&args.service_name) {
+            bail!(
+                "--service-name {:?}: use letters, digits and . _ - only",
+                args.service_name
+            );
+        }
+        let name = &args.service_name;
+        let etc = args.etc_dir.clone();
         Ok(Layout {
             root: args.root.clone(),
             binary: args.bin_dir.join("toolgate"),
             policy: etc.join("policy.toml"),
             public_key: etc.join("daemon.pub"),
-            record: PathBuf::from("/").join(record::RECORD),
+            record: etc.join(record::RECORD_NAME),
             etc,
             data_dir: args.state_dir.clone(),
             socket: args.socket.clone(),
-            log: PathBuf::from("/var/log/toolgate/toolgate.log"),
+            log: PathBuf::from(format!("/var/log/{name}/{name}.log")),
             listen,
             daemon_user: args.daemon_user.clone(),
-            unit: PathBuf::from("/etc/systemd/system/toolgate.service"),
+            unit: PathBuf::from(format!("/etc/systemd/system/{name}.service")),
             plist: PathBuf::from(format!(
                 "/Library/LaunchDaemons/{}.plist",
-                units::LAUNCHD_LABEL
+                units::launchd_label(name)
             )),
+            service: name.clone(),
         })
     }
 
@@ -474,6 +491,7 @@ fn separated(args: &SeparatedArgs) -> Result<()> {
             l.unit.clone()
         },
         hooks,
+        command: Some(rerun_command(&l)),
     };
     write_file(
         &s,
@@ -501,6 +519,20 @@ fn separated(args: &SeparatedArgs) -> Result<()> {
     }
     summary(&l, args);
     Ok(())
+}
+
+/// This command as typed, with the installed binary and without the
+/// words that only change this run (`--dry-run`, `--no-start`): what
+/// doctor tells a person to run again.
+fn rerun_command(l: &Layout) -> String {
+    let mut words = vec![l.binary.display().to_string()];
+    words.extend(
+        std::env::args()
+            .skip(1)
+            .filter(|a| a != "--dry-run" && a != "--no-start")
+            .map(|a| toolgate_core::hooks::install::shell_word(&a)),
+    );
+    words.join(" ")
 }
 
 fn ensure_user(s: &Steps, l: &Layout) -> Result<Option<User>> {
@@ -913,17 +945,19 @@ fn start(
     if !l.real() || args.no_start || args.dry_run {
         s.say(&format!(
             "not started{}; with systemd: sudo systemctl daemon-reload && sudo systemctl enable \
-             --now toolgate; without it: {by_hand}",
-            if args.no_start { " (--no-start)" } else { "" }
+             --now {}; without it: {by_hand}",
+            if args.no_start { " (--no-start)" } else { "" },
+            l.service
         ));
         return Ok(());
     }
     if systemd_runs(l) {
         let verb = if changed { "restart" } else { "start" };
+        let unit = format!("{}.service", l.service);
         for argv in [
             vec!["daemon-reload"],
-            vec!["enable", "toolgate.service"],
-            vec![verb, "toolgate.service"],
+            vec!["enable", unit.as_str()],
+            vec![verb, unit.as_str()],
         ] {
             let st = std::process::Command::new("systemctl")
                 .args(&argv)
@@ -931,12 +965,13 @@ fn start(
                 .context("cannot run systemctl")?;
             if !st.success() {
                 bail!(
-                    "systemctl {} failed ({st}): see journalctl -u toolgate",
-                    argv.join(" ")
+                    "systemctl {} failed ({st}): see journalctl -u {}",
+                    argv.join(" "),
+                    l.service
                 );
             }
         }
-        s.say(&format!("systemctl enable + {verb} toolgate.service"));
+        s.say(&format!("systemctl enable + {verb} {unit}"));
     } else {
         let Some(u) = daemon else {
             bail!("the daemon's user {} does not exist", l.daemon_user);
@@ -946,7 +981,7 @@ fn start(
             .socket
             .parent()
             .unwrap_or(Path::new("/run"))
-            .join("toolgate.pid");
+            .join(format!("{}.pid", l.service));
         let alive = std::os::unix::net::UnixStream::connect(&l.socket).is_ok();
         if alive && !changed {
             s.say(&format!("already running on {}", l.socket.display()));
@@ -1044,8 +1079,12 @@ fn wait_for_socket(l: &Layout, u: &User) -> Result<()> {
 fn verify_as_agent(s: &Steps, l: &Layout, agent: &(String, User)) -> Result<()> {
     use std::os::unix::process::CommandExt;
     let home = peer::passwd_entry(&agent.0).map_or_else(|| "/".to_string(), |e| e.home);
+    let mut doctor = vec!["doctor".to_string(), "--mode".to_string()];
+    if l.record != Path::new("/").join(record::RECORD) {
+        doctor.extend(["--setup-record".into(), l.record.display().to_string()]);
+    }
     let out = std::process::Command::new(l.disk(&l.binary))
-        .args(["doctor", "--mode"])
+        .args(&doctor)
         .uid(agent.1.uid)
         .gid(agent.1.gid)
         .env_clear()

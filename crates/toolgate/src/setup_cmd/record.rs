@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Where the record is, below the system root.
 pub(crate) const RECORD: &str = "etc/toolgate/setup.json";
+/// The record's file name in the set-up's `--etc-dir`.
+pub(crate) const RECORD_NAME: &str = "setup.json";
 
 /// What the separated set-up put where (paths as the system sees them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,12 +38,44 @@ pub(crate) struct Record {
     pub service: PathBuf,
     /// Each runtime's system-level hook file.
     pub hooks: BTreeMap<String, PathBuf>,
+    /// The command that made it (what to run again to repair it).
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
+impl Record {
+    /// The service's name (`toolgate`, from `toolgate.service`).
+    pub(crate) fn service_name(&self) -> String {
+        self.service
+            .file_stem()
+            .map_or_else(|| "toolgate".into(), |s| s.to_string_lossy().into_owned())
+    }
+
+    /// What to run to put the set-up back.
+    pub(crate) fn rerun(&self) -> String {
+        match &self.command {
+            Some(c) => format!("sudo {c}"),
+            None => format!(
+                "sudo {} setup separated{}",
+                self.binary.display(),
+                self.agent_user
+                    .as_deref()
+                    .map(|a| format!(" --agent-user {a}"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
 }
 
 impl Record {
     /// The record under `root`, if there is one that reads.
     pub(crate) fn read(root: &Path) -> Option<Record> {
-        let text = std::fs::read_to_string(root.join(RECORD)).ok()?;
+        Record::read_file(&root.join(RECORD))
+    }
+
+    /// The record in `file`, if it reads.
+    pub(crate) fn read_file(file: &Path) -> Option<Record> {
+        let text = std::fs::read_to_string(file).ok()?;
         serde_json::from_str(&text).ok()
     }
 }

@@ -128,14 +128,21 @@ pub(crate) fn launchd_plist(l: &Layout) -> String {
 </dict>
 </plist>
 "#,
-        label = LAUNCHD_LABEL,
+        label = launchd_label(&l.service),
         user = xml(&l.daemon_user),
         log = xml(&l.log.display().to_string()),
     )
 }
 
-/// The launchd job's label (and the plist's file name without `.plist`).
-pub(crate) const LAUNCHD_LABEL: &str = "dev.toolgate.daemon";
+/// The launchd job's label (and the plist's file name without `.plist`):
+/// `dev.toolgate.daemon` for the service `toolgate`.
+pub(crate) fn launchd_label(service: &str) -> String {
+    if service == "toolgate" {
+        "dev.toolgate.daemon".to_string()
+    } else {
+        format!("dev.toolgate.{service}")
+    }
+}
 
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -156,6 +163,7 @@ mod tests {
             policy: "/etc/toolgate/policy.toml".into(),
             public_key: "/etc/toolgate/daemon.pub".into(),
             record: "/etc/toolgate/setup.json".into(),
+            service: "toolgate".into(),
             data_dir: "/var/lib/toolgate".into(),
             socket: "/run/toolgate/toolgate.sock".into(),
             log: "/var/log/toolgate/toolgate.log".into(),
@@ -196,6 +204,6 @@ mod tests {
             ),
             "{p}"
         );
-        assert!(p.contains(LAUNCHD_LABEL));
+        assert!(p.contains("<string>dev.toolgate.daemon</string>"));
     }
 }

@@ -66,6 +66,7 @@ fn laid() -> Laid {
         public_key: None,
         service: "/etc/systemd/system/toolgate.service".into(),
         hooks,
+        command: None,
     };
     std::fs::write(r.join(RECORD), serde_json::to_string(&rec).unwrap()).unwrap();
     let mut ctx = Ctx::for_test(r, &[]);

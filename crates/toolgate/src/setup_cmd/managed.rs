@@ -96,11 +96,11 @@ pub(crate) fn merge(
                 changed = true;
             }
         }
-        Runtime::ClaudeCode if managed_only => {
-            if root.get("allowManagedHooksOnly") != Some(&json!(true)) {
-                root.insert("allowManagedHooksOnly".into(), json!(true));
-                changed = true;
-            }
+        Runtime::ClaudeCode
+            if managed_only && root.get("allowManagedHooksOnly") != Some(&json!(true)) =>
+        {
+            root.insert("allowManagedHooksOnly".into(), json!(true));
+            changed = true;
         }
         _ => {}
     }

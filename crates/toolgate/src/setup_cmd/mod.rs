@@ -45,7 +45,7 @@ use toolgate_core::hooks::Runtime;
 pub(crate) enum SetupCommand {
     /// Run the daemon as a user of its own, with hooks the agent's user
     /// cannot change or switch off (run with sudo).
-    Separated(SeparatedArgs),
+    Separated(Box<SeparatedArgs>),
     /// Make the daemon's tokens and signing key in DIR as the user running
     /// this, and print the public key (run by `setup separated` as the
     /// daemon's user).

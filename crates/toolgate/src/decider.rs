@@ -37,10 +37,7 @@ pub(crate) const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
 const POLL_EVERY: Duration = Duration::from_millis(200);
 /// The daemon refuses longer waits.
 const MAX_WAIT: Duration = Duration::from_secs(600);
-/// The word for "no daemon" (`--url none`) and, as `--store none`, for "no
-/// store": a hook command that names them reads no environment variable
-/// for them.
-pub(crate) const NONE: &str = "none";
+pub(crate) use crate::state::NONE;
 /// The word for the built-in default policy (`--policy builtin`).
 pub(crate) const BUILTIN: &str = "builtin";
 

@@ -7,6 +7,11 @@ use std::sync::Arc;
 use toolgate_store::Store;
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
+/// The word for "no daemon" (`--url none`) and, as `--store none`, for "no
+/// store": a hook command that names them reads no environment variable
+/// for them.
+pub(crate) const NONE: &str = "none";
+
 /// The global `--data-dir` and `--store` options.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DataDirArgs {
@@ -125,7 +130,7 @@ impl DataDirArgs {
     pub(crate) fn store_is_none(&self) -> bool {
         self.store
             .as_deref()
-            .is_some_and(|s| s.trim().eq_ignore_ascii_case(crate::decider::NONE))
+            .is_some_and(|s| s.trim().eq_ignore_ascii_case(NONE))
     }
 
     /// Opens the store `--store` names, else SQLite in the data directory

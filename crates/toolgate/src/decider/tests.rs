@@ -424,6 +424,18 @@ fn only_an_answer_signed_by_the_pinned_key_for_this_call_counts() {
         let e = post_check(&pinned(&url, &key), &call(), None).expect_err("unproven");
         assert!(e.to_string().contains("does not prove"), "{how:?}: {e:#}");
     }
+    // The wait path (`?wait=`) is held to the same proof.
+    let cancel = AtomicBool::new(false);
+    let wait = Some((Duration::from_secs(1), &cancel));
+    let url = signing_daemon(toolgate_gate::DaemonKey::from_seed([5; 32]), Signing::Right);
+    let d = post_check(&pinned(&url, &key), &call(), wait).expect("a proven wait");
+    assert_eq!(d.decision, Verdict::Allow);
+    let url = signing_daemon(
+        toolgate_gate::DaemonKey::from_seed([5; 32]),
+        Signing::OtherNonce,
+    );
+    let e = post_check(&pinned(&url, &key), &call(), wait).expect_err("a replayed wait");
+    assert!(e.to_string().contains("does not prove"), "{e:#}");
     // Signed right, by another key.
     let url = signing_daemon(toolgate_gate::DaemonKey::from_seed([6; 32]), Signing::Right);
     let e = post_check(&pinned(&url, &key), &call(), None).expect_err("another key");

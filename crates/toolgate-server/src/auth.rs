@@ -129,6 +129,13 @@ impl Tokens {
         Ok(t)
     }
 
+    /// `Bearer <agent token>`, for a request whose credential is the
+    /// kernel's word on its peer (the Unix socket) rather than a token.
+    pub(crate) fn agent_bearer(&self) -> axum::http::HeaderValue {
+        axum::http::HeaderValue::from_str(&format!("Bearer {}", self.agent))
+            .unwrap_or_else(|_| axum::http::HeaderValue::from_static("Bearer -"))
+    }
+
     /// The role a presented token grants, if any. Both secrets are always
     /// compared, as SHA-256 digests in constant time, so timing tells
     /// nothing about either, not even its length.

@@ -19,6 +19,7 @@ pub mod links;
 pub mod listen;
 pub mod metrics;
 pub mod model_stage;
+pub mod proof;
 pub mod records;
 pub mod reload;
 pub mod routing;
@@ -36,18 +37,19 @@ pub use error::ApiError;
 use app::{App, PolicyStatus};
 use arc_swap::ArcSwap;
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use toolgate_core::paths::Env;
-use toolgate_gate::{Clock, Gate};
+use toolgate_gate::{Clock, DaemonKey, Gate, PublicKey};
 use toolgate_store::Store;
 
 /// Most `?wait` long polls held open at once (and never more than half the
@@ -77,10 +79,38 @@ pub struct ServerConfig {
     pub link_key: Option<Vec<u8>>,
 }
 
+/// Where a daemon listens besides (or instead of) [`ServerConfig::listen`],
+/// and the key it proves its answers with. `Listening::default()` is TCP
+/// only, with a key made for this process.
+#[derive(Debug)]
+pub struct Listening {
+    /// Whether to listen on [`ServerConfig::listen`] at all.
+    pub tcp: bool,
+    /// A Unix socket to listen on too (see [`listen::bind_socket`]): peers
+    /// running as another user than the daemon's reach the agent's routes
+    /// only, and one that sends no token is taken as the agent.
+    pub socket: Option<PathBuf>,
+    /// The key signing answers for callers that send a nonce
+    /// ([`proof`]); `None`: a new random one (tests, embedding).
+    pub daemon_key: Option<DaemonKey>,
+}
+
+impl Default for Listening {
+    fn default() -> Listening {
+        Listening {
+            tcp: true,
+            socket: None,
+            daemon_key: None,
+        }
+    }
+}
+
 /// A bound, not yet running daemon.
 pub struct Server {
     app: Arc<App>,
-    listener: TcpListener,
+    listener: Option<TcpListener>,
+    socket: Option<(tokio::net::UnixListener, PathBuf)>,
+    key: Arc<DaemonKey>,
 }
 
 /// Why the daemon could not start.
@@ -96,6 +126,17 @@ pub enum StartError {
         /// Why.
         source: std::io::Error,
     },
+    /// The Unix socket could not be bound.
+    #[error("cannot listen on the socket {path}: {source}")]
+    Socket {
+        /// The socket's path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Neither TCP nor a socket to listen on.
+    #[error("nothing to listen on: give --listen ADDR, --socket PATH, or both")]
+    Nowhere,
     /// The policy did not load.
     #[error("{0}")]
     Policy(String),
@@ -111,6 +152,22 @@ impl Server {
     /// Loads the policy and binds the address; nothing is served until
     /// [`Server::run`]. Call inside a Tokio runtime.
     pub async fn bind(config: ServerConfig) -> Result<Server, StartError> {
+        Server::bind_with(config, Listening::default()).await
+    }
+
+    /// [`Server::bind`], listening where `listening` says and proving
+    /// answers with its key.
+    pub async fn bind_with(
+        config: ServerConfig,
+        listening: Listening,
+    ) -> Result<Server, StartError> {
+        if !listening.tcp && listening.socket.is_none() {
+            return Err(StartError::Nowhere);
+        }
+        let key = match listening.daemon_key {
+            Some(k) => k,
+            None => DaemonKey::generate().map_err(|e| StartError::State(e.to_string()))?,
+        };
         let loader = config.policy.loader.clone();
         let bundle = tokio::task::spawn_blocking(move || loader())
             .await
@@ -118,17 +175,36 @@ impl Server {
             .map_err(StartError::Policy)?;
         let sources = bundle.sources().to_vec();
         let engine = bundle.into_engine();
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| StartError::Bind {
-                    addr: config.listen,
+        let listener = if listening.tcp {
+            Some(
+                TcpListener::bind(config.listen)
+                    .await
+                    .map_err(|source| StartError::Bind {
+                        addr: config.listen,
+                        source,
+                    })?,
+            )
+        } else {
+            None
+        };
+        let socket = match listening.socket {
+            Some(path) => Some((
+                listen::bind_socket(&path).map_err(|source| StartError::Socket {
+                    path: path.display().to_string(),
                     source,
-                })?;
-        let listen = listener
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| config.listen.to_string());
+                })?,
+                path,
+            )),
+            None => None,
+        };
+        let listen = match (&listener, &socket) {
+            (Some(l), _) => l
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_else(|_| config.listen.to_string()),
+            (None, Some((_, path))) => format!("unix:{}", path.display()),
+            (None, None) => config.listen.to_string(),
+        };
         crate::metrics::install();
         let origin = engine.policy().origin().to_string();
         let gate = Arc::new(ArcSwap::from_pointee(model_stage::attach(Gate::new(
@@ -203,7 +279,12 @@ impl Server {
             cookie: crate::session::cookie_name(&listen),
             listen,
         });
-        Ok(Server { app, listener })
+        Ok(Server {
+            app,
+            listener,
+            socket,
+            key: Arc::new(key),
+        })
     }
 
     /// A one-time link signing a browser into the control UI as the
@@ -225,9 +306,27 @@ impl Server {
         ))
     }
 
-    /// The address actually bound (useful with port 0).
+    /// The address actually bound (useful with port 0); an error when the
+    /// daemon listens on a socket only.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+        match &self.listener {
+            Some(l) => l.local_addr(),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the daemon listens on a Unix socket only",
+            )),
+        }
+    }
+
+    /// The Unix socket the daemon listens on, if any.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket.as_ref().map(|(_, p)| p.as_path())
+    }
+
+    /// The public half of the key the daemon signs answers with: what a
+    /// hook pins (`--daemon-key`).
+    pub fn daemon_public_key(&self) -> PublicKey {
+        self.key.public()
     }
 
     /// Serves until `shutdown` completes, then stops accepting and lets
@@ -246,7 +345,7 @@ impl Server {
         });
         events::spawn_all(&self.app);
         reload::start(&self.app);
-        let router = router(self.app.clone());
+        let full = router(self.app.clone(), self.key.clone());
         let app = self.app.clone();
         let stop = async move {
             shutdown.await;
@@ -254,17 +353,37 @@ impl Server {
             // otherwise hold shutdown open.
             app.shutdown.send_replace(true);
         };
-        listen::serve(self.listener, router, stop).await;
+        let socket_path = self.socket.as_ref().map(|(_, p)| p.clone());
+        let unix = self.socket.map(|(listener, _)| listen::UnixServe {
+            listener,
+            own: full.clone().layer(axum::middleware::from_fn_with_state(
+                self.app.clone(),
+                socket_agent,
+            )),
+            others: agent_router(self.app.clone(), self.key.clone()).layer(
+                axum::middleware::from_fn_with_state(self.app.clone(), socket_agent),
+            ),
+            own_uid: own_uid(),
+        });
+        let tcp = self.listener.map(|l| (l, full));
+        listen::serve_on(tcp, unix, stop).await;
+        if let Some(p) = socket_path {
+            let _ = std::fs::remove_file(p);
+        }
         self.app.watchers.stop();
         Ok(())
     }
 }
 
-/// Every route, with the timeout and the JSON fallbacks.
-pub fn router(app: Arc<App>) -> Router {
+/// Every route, with the timeout and the JSON fallbacks; `/v1/check`
+/// signs its answers with `key` for callers that send a nonce.
+pub fn router(app: Arc<App>, key: Arc<DaemonKey>) -> Router {
     Router::new()
         .merge(ui::routes())
-        .route("/v1/check", post(api::check::check))
+        .route(
+            "/v1/check",
+            post(api::check::check).layer(axum::middleware::from_fn_with_state(key, proof::sign)),
+        )
         .route("/v1/approvals", get(api::approvals::list))
         .route("/v1/approvals/{id}", get(api::approvals::show))
         .route("/v1/approvals/{id}/approve", post(api::approvals::approve))
@@ -301,11 +420,72 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-async fn not_found(uri: axum::http::Uri) -> ApiError {
+/// The routes an agent may reach, and nothing else: what a peer of the Unix
+/// socket running as another user than the daemon's gets. Operator
+/// endpoints are not there at all, whatever token comes with the request.
+pub fn agent_router(app: Arc<App>, key: Arc<DaemonKey>) -> Router {
+    Router::new()
+        .route(
+            "/v1/check",
+            post(api::check::check).layer(axum::middleware::from_fn_with_state(key, proof::sign)),
+        )
+        .route("/v1/whoami", get(api::read::whoami))
+        .route("/v1/protocol", get(api::read::protocol))
+        .route("/v1/canary", post(api::canary::canary))
+        .route("/v1/knowledge/ack", post(api::knowledge::ack))
+        .route("/v1/hooks/{runtime}", post(api::hooks::hook))
+        .route("/healthz", get(api::read::healthz))
+        .fallback(agent_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(timeout))
+        .with_state(app)
+}
+
+/// Over the Unix socket the peer's uid is the agent's credential: a
+/// request with no token of its own is the agent's (operator endpoints
+/// still need an operator's token).
+async fn socket_agent(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
+    let h = req.headers();
+    if !h.contains_key(axum::http::header::AUTHORIZATION)
+        && !h.contains_key(axum::http::header::COOKIE)
+    {
+        req.headers_mut()
+            .insert(axum::http::header::AUTHORIZATION, app.tokens.agent_bearer());
+    }
+    next.run(req).await
+}
+
+/// This process's effective user id, as the kernel shows it in `/proc`
+/// (the socket's peers are compared with it); `u32::MAX` when unreadable,
+/// which matches no peer.
+fn own_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(u32::MAX)
+}
+
+async fn not_found(uri: axum::http::Uri) -> Response {
+    if let Some(answer) = api::hooks::unknown_hook_path(uri.path()) {
+        return answer;
+    }
     ApiError::not_found(format!(
         "no endpoint {}: see docs/http-api.md for the API",
         uri.path()
     ))
+    .into_response()
+}
+
+async fn agent_not_found(uri: axum::http::Uri) -> Response {
+    if let Some(answer) = api::hooks::unknown_hook_path(uri.path()) {
+        return answer;
+    }
+    ApiError::not_found(format!(
+        "no endpoint {} for an agent on this socket (operators use their own token over TCP, \
+         or the daemon's own user): see docs/http-api.md",
+        uri.path()
+    ))
+    .into_response()
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {

@@ -895,8 +895,7 @@ async fn the_claude_code_hook_fails_closed() {
         .post("/v1/hooks/claude-code", Some(AGENT), post.to_string())
         .await;
     assert_ne!(decision(&v), "deny");
-    // Every runtime has its route, answering in its own format; an unknown
-    // runtime is a 404 that names the known ones.
+    // Every runtime has its route, answering in its own format.
     let gemini = json!({"hook_event_name": "BeforeTool", "tool_name": "mcp_fsx_write_file",
         "tool_input": {"path": "/etc/cron.d/x", "content": "x"},
         "mcp_context": {"server_name": "fsx", "tool_name": "write_file"}});
@@ -918,12 +917,25 @@ async fn the_claude_code_hook_fails_closed() {
     assert_eq!(decision(&v), "deny");
     let (_, v) = d.post("/v1/hooks/codex", None, pre("ls")).await;
     assert_eq!(decision(&v), "deny", "a refused token is a denial: {v}");
-    let (s, v) = d.post("/v1/hooks/openclaw", Some(AGENT), pre("ls")).await;
-    assert_eq!(s, StatusCode::NOT_FOUND);
-    assert!(
-        v.to_string().contains("claude-code, codex, gemini, cursor"),
-        "{v}"
-    );
+    // A runtime toolgate does not know (a misspelled hook URL) is a 200
+    // denial in Claude Code's shape, which Claude honours (it runs the call
+    // on a 404 unless the entry sets `onFailure: "block"`); it names the
+    // known runtimes. So is a path under /v1/hooks/ no route matches.
+    for path in [
+        "/v1/hooks/openclaw",
+        "/v1/hooks/claude",
+        "/v1/hooks/",
+        "/v1/hooks/a/b",
+    ] {
+        let (s, v) = d.post(path, Some(AGENT), pre("ls")).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+        assert_eq!(decision(&v), "deny", "{path}: {v}");
+        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        assert!(
+            v.to_string().contains("claude-code, codex, gemini, cursor"),
+            "{path}: {v}"
+        );
+    }
 }
 
 async fn ws_connect(

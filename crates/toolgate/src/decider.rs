@@ -1,7 +1,18 @@
 //! Who decides for an integration (`toolgate hook`, `toolgate mcp-proxy`):
-//! the daemon when `TOOLGATE_URL` is set, else this process with the policy
-//! and the data dir. Both answer the same Decisions; both can hold an
-//! escalation until an operator resolves it.
+//! the daemon named by `--url` (or `TOOLGATE_URL` when the command names
+//! none), else this process with the policy and the data dir. Both answer
+//! the same Decisions; both can hold an escalation until an operator
+//! resolves it.
+//!
+//! A daemon is believed only once it proves itself: over a Unix socket
+//! (`unix:/run/toolgate/toolgate.sock`) the kernel names the user that
+//! bound it, which must be the daemon's user pinned at install
+//! (`--daemon-uid`); over TCP the daemon signs each answer, with the nonce
+//! this process sent, the request it judged and the decision
+//! (`toolgate_server::proof`), and the signature must verify with the key
+//! pinned at install (`--daemon-key`). Any other answer is a denial, and so
+//! is a daemon named with neither pin: a program the agent started on the
+//! daemon's address would otherwise decide for it.
 
 use crate::check::{base_env, load_engine};
 use crate::state::DataDirArgs;
@@ -10,12 +21,14 @@ use clap::Args;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use toolgate_core::{ApprovalId, Decision, ToolCall, Verdict};
-use toolgate_gate::{Clock, Gate, GiveUp, Look, Next, SystemClock, Waiter};
+use toolgate_gate::{Clock, Gate, GiveUp, Look, Next, PublicKey, SystemClock, Waiter};
+use toolgate_server::proof;
 use toolgate_store::Store;
 
 /// How long to wait for the daemon's answer to a plain check.
@@ -24,18 +37,32 @@ pub(crate) const DAEMON_TIMEOUT: Duration = Duration::from_secs(8);
 const POLL_EVERY: Duration = Duration::from_millis(200);
 /// The daemon refuses longer waits.
 const MAX_WAIT: Duration = Duration::from_secs(600);
+pub(crate) use crate::state::NONE;
+/// The word for the built-in default policy (`--policy builtin`).
+pub(crate) const BUILTIN: &str = "builtin";
 
 /// Where decisions come from: the options every integration command shares.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DeciderArgs {
-    /// Policy file for in-process decisions (ignored when a daemon decides).
-    #[arg(long, env = "TOOLGATE_POLICY")]
+    /// Policy file for in-process decisions, or `builtin` for the built-in
+    /// default (with a daemon: where the hook's `[hooks]` settings come from).
+    #[arg(long, env = "TOOLGATE_POLICY", value_name = "FILE|builtin")]
     pub policy: Option<PathBuf>,
-    /// The daemon to ask (e.g. http://127.0.0.1:7878); without it this
-    /// process decides.
-    #[arg(long, env = "TOOLGATE_URL")]
+    /// The daemon to ask: `unix:/run/toolgate/toolgate.sock` (with
+    /// --daemon-uid), `http://127.0.0.1:7878` (with --daemon-key), or
+    /// `none` to decide in this process.
+    #[arg(long, env = "TOOLGATE_URL", value_name = "URL|unix:PATH|none")]
     pub url: Option<String>,
-    /// The daemon's agent token; default: `agent.token` in the data dir.
+    /// The daemon's public key (`ed25519:<64 hex>`, its `daemon.pub`): an
+    /// answer over TCP counts only with a valid signature by it.
+    #[arg(long, value_name = "ed25519:HEX")]
+    pub daemon_key: Option<String>,
+    /// The user id the daemon runs as: an answer over a Unix socket counts
+    /// only when the socket is that user's.
+    #[arg(long, value_name = "UID")]
+    pub daemon_uid: Option<u32>,
+    /// The daemon's agent token; default: `agent.token` in the data dir
+    /// (over TCP; a Unix socket peer needs none).
     #[arg(long, env = "TOOLGATE_AGENT_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
@@ -43,26 +70,93 @@ pub(crate) struct DeciderArgs {
 impl DeciderArgs {
     /// The decider these options describe (see [`Decider::new`]).
     pub(crate) fn decider(&self, data: &DataDirArgs) -> Result<Decider> {
-        Decider::new(
-            self.policy.as_deref(),
-            self.url.as_deref(),
-            self.token.as_deref(),
-            data,
-        )
+        Decider::new(self, data)
     }
+
+    /// The policy file named, `None` for the built-in default.
+    pub(crate) fn policy_file(&self) -> Option<&Path> {
+        policy_file(self.policy.as_deref())
+    }
+}
+
+/// `path`, unless it is the word `builtin` (the built-in default policy).
+pub(crate) fn policy_file(path: Option<&Path>) -> Option<&Path> {
+    path.filter(|p| p.as_os_str() != BUILTIN)
+}
+
+/// How to reach a daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// `http://HOST:PORT`.
+    Tcp {
+        /// The URL as given, without a trailing slash.
+        url: String,
+        /// `HOST:PORT`.
+        hostport: String,
+    },
+    /// `unix:/PATH`.
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    /// Reads `http://HOST:PORT` or `unix:/ABSOLUTE/PATH`; `None` for `none`
+    /// or nothing.
+    pub(crate) fn parse(text: &str) -> Result<Option<Endpoint>> {
+        let t = text.trim().trim_end_matches('/');
+        if t.is_empty() || t.eq_ignore_ascii_case(NONE) {
+            return Ok(None);
+        }
+        if let Some(path) = t.strip_prefix("unix:") {
+            let path = PathBuf::from(path.strip_prefix("//").unwrap_or(path));
+            if !path.is_absolute() {
+                bail!(
+                    "--url {t}: a socket is named by its absolute path, as in \
+                     unix:/run/toolgate/toolgate.sock"
+                );
+            }
+            return Ok(Some(Endpoint::Unix(path)));
+        }
+        match t.strip_prefix("http://") {
+            Some(hostport) if !hostport.is_empty() && !hostport.contains('/') => {
+                Ok(Some(Endpoint::Tcp {
+                    url: t.to_string(),
+                    hostport: hostport.to_string(),
+                }))
+            }
+            _ => bail!(
+                "--url {t:?}: give http://HOST:PORT (a TLS proxy goes on the daemon's side), \
+                 unix:/PATH for the daemon's socket, or none"
+            ),
+        }
+    }
+
+    /// As written on a command line.
+    pub(crate) fn shown(&self) -> String {
+        match self {
+            Endpoint::Tcp { url, .. } => url.clone(),
+            Endpoint::Unix(p) => format!("unix:{}", p.display()),
+        }
+    }
+}
+
+/// A daemon, and what it must prove to be believed.
+pub(crate) struct Daemon {
+    /// Where it is.
+    pub endpoint: Endpoint,
+    /// The agent token, when there is one to send.
+    pub token: Option<String>,
+    /// Its public key: every answer must carry a signature by it.
+    pub key: Option<PublicKey>,
+    /// Its user id: the socket must be that user's.
+    pub uid: Option<u32>,
 }
 
 /// Decides tool calls, here or through the daemon.
 pub(crate) enum Decider {
     /// In this process, recording in the data dir like `toolgate check`.
     Local(Gate),
-    /// `toolgate serve` at `url`, with an agent token.
-    Daemon {
-        /// `http://HOST:PORT`.
-        url: String,
-        /// The agent token.
-        token: String,
-    },
+    /// `toolgate serve`, pinned.
+    Daemon(Box<Daemon>),
 }
 
 impl Decider {
@@ -73,37 +167,82 @@ impl Decider {
             gate.store().prepare_exit();
         }
     }
-    /// The daemon when `url` is set (token from `token` or `agent.token`
-    /// in the data dir), else an in-process gate with `policy` (or the
-    /// built-in default) and the data dir's store.
-    pub(crate) fn new(
-        policy: Option<&Path>,
-        url: Option<&str>,
-        token: Option<&str>,
-        data: &DataDirArgs,
-    ) -> Result<Decider> {
-        match url.map(str::trim).filter(|u| !u.is_empty()) {
-            Some(url) => {
-                let url = url.trim_end_matches('/').to_string();
-                if !url.starts_with("http://") {
+
+    /// The daemon `args.url` names, pinned by `--daemon-key` (TCP) or
+    /// `--daemon-uid` (a socket), with the token from `--token`, or over TCP
+    /// from `agent.token` in the data dir; else an in-process gate with the
+    /// policy (or the built-in default) and the data dir's store.
+    pub(crate) fn new(args: &DeciderArgs, data: &DataDirArgs) -> Result<Decider> {
+        let endpoint = match args.url.as_deref() {
+            Some(u) => Endpoint::parse(u)?,
+            None => None,
+        };
+        let Some(endpoint) = endpoint else {
+            if args.daemon_key.is_some() || args.daemon_uid.is_some() {
+                bail!(
+                    "--daemon-key and --daemon-uid pin a daemon: give its --url too (or remove \
+                     them to decide in this process)"
+                );
+            }
+            if data.store_is_none() {
+                bail!(
+                    "--store none: without a daemon (--url) this process decides and needs a \
+                     store; give --data-dir DIR or --store sqlite:DIR"
+                );
+            }
+            let engine = load_engine(args.policy_file())?;
+            let store = data.open()?;
+            // With the policy's model approver, as the daemon has it.
+            return Ok(Decider::Local(toolgate_server::model_stage::attach(
+                Gate::new(Arc::new(engine), store, Arc::new(SystemClock), base_env()),
+            )));
+        };
+        let key = args
+            .daemon_key
+            .as_deref()
+            .map(|k| PublicKey::parse(k).map_err(|e| anyhow!("--daemon-key: {e}")))
+            .transpose()?;
+        let token = explicit_token(args.token.as_deref());
+        let shown = endpoint.shown();
+        let (token, uid) = match &endpoint {
+            Endpoint::Unix(_) => {
+                let Some(uid) = args.daemon_uid else {
                     bail!(
-                        "TOOLGATE_URL must be http://HOST:PORT (got {url:?}); put a TLS proxy on the daemon side"
+                        "the daemon at {shown} is not pinned, so whatever listens there would be \
+                         believed: add --daemon-uid UID (the user the daemon runs as: id -u \
+                         toolgate), or run toolgate install again; the call was not allowed"
+                    );
+                };
+                (token, Some(uid))
+            }
+            Endpoint::Tcp { .. } => {
+                if args.daemon_uid.is_some() {
+                    bail!(
+                        "--daemon-uid pins a daemon on a Unix socket (unix:PATH); over TCP pin \
+                         its key with --daemon-key"
                     );
                 }
-                Ok(Decider::Daemon {
-                    token: agent_token(token, data)?,
-                    url,
-                })
+                if key.is_none() {
+                    bail!(
+                        "the daemon at {shown} is not pinned, so any program answering on that \
+                         address would be believed: add --daemon-key with the key in the \
+                         daemon's daemon.pub (toolgate serve prints it), or run toolgate install \
+                         again; the call was not allowed"
+                    );
+                }
+                let token = match token {
+                    Some(t) => t,
+                    None => agent_token(data)?,
+                };
+                (Some(token), None)
             }
-            None => {
-                let engine = load_engine(policy)?;
-                let store = data.open()?;
-                // With the policy's model approver, as the daemon has it.
-                Ok(Decider::Local(toolgate_server::model_stage::attach(
-                    Gate::new(Arc::new(engine), store, Arc::new(SystemClock), base_env()),
-                )))
-            }
-        }
+        };
+        Ok(Decider::Daemon(Box::new(Daemon {
+            endpoint,
+            token,
+            key,
+            uid,
+        })))
     }
 
     /// Decides and records one call. The call carries the agent's home and
@@ -114,7 +253,7 @@ impl Decider {
         let call = &with_agent_env(call);
         match self {
             Decider::Local(gate) => Ok(gate.check(call)?),
-            Decider::Daemon { url, token } => post_check(url, token, call, None),
+            Decider::Daemon(d) => post_check(d, call, None),
         }
     }
 
@@ -135,14 +274,12 @@ impl Decider {
             return Ok(escalated);
         }
         match self {
-            Decider::Daemon { url, token } => {
-                match post_check(url, token, call, Some((wait, cancel))) {
-                    // Closing the connection ends the daemon's wait without using
-                    // the approval; the escalation is the answer.
-                    Err(_) if cancel.load(Ordering::Relaxed) => Ok(escalated),
-                    other => other,
-                }
-            }
+            Decider::Daemon(d) => match post_check(d, call, Some((wait, cancel))) {
+                // Closing the connection ends the daemon's wait without using
+                // the approval; the escalation is the answer.
+                Err(_) if cancel.load(Ordering::Relaxed) => Ok(escalated),
+                other => other,
+            },
             Decider::Local(gate) => wait_here(gate, call, escalated, wait, cancel),
         }
     }
@@ -270,27 +407,40 @@ pub(crate) fn relay_call(approval: &str, reason: &str, like: &ToolCall) -> ToolC
     }
 }
 
-fn agent_token(token: Option<&str>, data: &DataDirArgs) -> Result<String> {
-    if let Some(t) = token.map(str::trim).filter(|t| !t.is_empty()) {
-        return Ok(t.to_string());
+/// A token given on the command line or in the environment, if not blank.
+fn explicit_token(token: Option<&str>) -> Option<String> {
+    token
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// `agent.token` in the data dir (never with `--store none`).
+fn agent_token(data: &DataDirArgs) -> Result<String> {
+    if data.store_is_none() {
+        bail!(
+            "no agent token for the daemon: with --store none give --token (or \
+             TOOLGATE_AGENT_TOKEN), or ask the daemon on its socket (unix:PATH), where the \
+             agent needs none"
+        );
     }
     let (dir, _) = data.resolve();
     let path = dir.join("agent.token");
     let t = std::fs::read_to_string(&path).with_context(|| {
         format!(
-            "TOOLGATE_URL is set but there is no agent token: set TOOLGATE_AGENT_TOKEN or make {} readable",
+            "there is no agent token for the daemon: set TOOLGATE_AGENT_TOKEN or make {} readable",
             path.display()
         )
     })?;
     Ok(t.trim().to_string())
 }
 
-/// `POST /v1/check[?wait=Ns]` over plain HTTP/1.1 (loopback; no TLS, no
-/// async runtime: a hook is a short-lived process and starts faster
-/// without them).
+/// `POST /v1/check[?wait=Ns]` over plain HTTP/1.1 (a Unix socket or
+/// loopback TCP; no TLS, no async runtime: a hook is a short-lived process
+/// and starts faster without them). The answer counts only once the daemon
+/// has proved itself (see the module's documentation).
 fn post_check(
-    url: &str,
-    token: &str,
+    daemon: &Daemon,
     call: &ToolCall,
     wait: Option<(Duration, &AtomicBool)>,
 ) -> Result<Decision> {
@@ -303,63 +453,178 @@ fn post_check(
         None => ("/v1/check".to_string(), DAEMON_TIMEOUT, None),
     };
     let body = serde_json::to_string(call)?;
-    let (status, body) = http_post(url, &path, token, &body, timeout, cancel)?;
-    if status != 200 {
-        let why = serde_json::from_str::<Value>(&body)
+    let nonce = match daemon.key {
+        Some(_) => Some(fresh_nonce()?),
+        None => None,
+    };
+    let answer = http_post(daemon, &path, &body, nonce.as_deref(), timeout, cancel)?;
+    let shown = daemon.endpoint.shown();
+    if answer.status != 200 {
+        let why = serde_json::from_str::<Value>(&answer.body)
             .ok()
             .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
-            .unwrap_or_else(|| body.chars().take(200).collect());
-        bail!("the toolgate daemon answered {status}: {why}");
+            .unwrap_or_else(|| answer.body.chars().take(200).collect());
+        bail!("the toolgate daemon answered {}: {why}", answer.status);
     }
-    serde_json::from_str(&body).with_context(|| format!("the daemon at {url} sent no Decision"))
+    let decision: Decision = serde_json::from_str(&answer.body)
+        .with_context(|| format!("the daemon at {shown} sent no Decision"))?;
+    if let (Some(key), Some(nonce)) = (&daemon.key, &nonce) {
+        proof::verify(
+            key,
+            nonce,
+            body.as_bytes(),
+            answer.status,
+            decision.decision.as_str(),
+            answer.body.as_bytes(),
+            answer.signature.as_deref(),
+        )
+        .map_err(|e| {
+            anyhow!(
+                "the answer from {shown} does not prove it comes from the pinned toolgate \
+                 daemon ({e}); the call was not allowed"
+            )
+        })?;
+    }
+    Ok(decision)
+}
+
+/// [`proof::NONCE_BYTES`] fresh random bytes, as hex.
+fn fresh_nonce() -> Result<String> {
+    let mut bytes = [0u8; proof::NONCE_BYTES];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        anyhow!("no randomness for the daemon's challenge ({e}); the call was not allowed")
+    })?;
+    Ok(toolgate_core::hex(&bytes))
+}
+
+/// A connection to the daemon.
+enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    fn set_timeouts(&self, read: Duration, write: Duration) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s
+                .set_read_timeout(Some(read))
+                .and_then(|()| s.set_write_timeout(Some(write))),
+            Conn::Unix(s) => s
+                .set_read_timeout(Some(read))
+                .and_then(|()| s.set_write_timeout(Some(write))),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(buf),
+            Conn::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(buf),
+            Conn::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.flush(),
+            Conn::Unix(s) => s.flush(),
+        }
+    }
+}
+
+/// Connects to the daemon; over a socket, only if the kernel says the user
+/// that bound it is the pinned daemon user.
+fn connect(daemon: &Daemon) -> Result<Conn> {
+    let shown = daemon.endpoint.shown();
+    let unreachable = |e: std::io::Error| {
+        anyhow!("the toolgate daemon at {shown} did not answer ({e}); the call was not allowed")
+    };
+    match &daemon.endpoint {
+        Endpoint::Tcp { hostport, .. } => {
+            let addr = hostport
+                .to_socket_addrs()
+                .with_context(|| format!("cannot resolve {hostport}"))?
+                .next()
+                .ok_or_else(|| anyhow!("{hostport} resolves to no address"))?;
+            Ok(Conn::Tcp(
+                TcpStream::connect_timeout(&addr, DAEMON_TIMEOUT).map_err(unreachable)?,
+            ))
+        }
+        Endpoint::Unix(path) => {
+            let s = UnixStream::connect(path).map_err(unreachable)?;
+            if let Some(want) = daemon.uid {
+                let got = crate::peer::peer_uid(&s).map_err(|e| {
+                    anyhow!("cannot tell who serves {shown} ({e}); the call was not allowed")
+                })?;
+                if got != want {
+                    bail!(
+                        "{shown} is served by uid {got}, not by the toolgate daemon's user (uid \
+                         {want}, pinned at install): another program took the daemon's place; \
+                         the call was not allowed"
+                    );
+                }
+            }
+            Ok(Conn::Unix(s))
+        }
+    }
 }
 
 /// How often a long wait for the daemon looks at its cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(200);
 
-/// One HTTP/1.1 POST; the status and the body, read strictly by
-/// [`AnswerReader`] (any answer it cannot read exactly is an error, so the
-/// caller fails closed as for a daemon that is down). The whole answer
-/// must come within `timeout`; a set `cancel` drops the connection (the
-/// daemon then stops waiting for that call) and fails. The answer is taken
-/// as soon as its framing says it is complete, without waiting for the
-/// daemon to close the connection.
+/// One HTTP/1.1 POST; the answer, read strictly by [`AnswerReader`] (any
+/// answer it cannot read exactly is an error, so the caller fails closed
+/// as for a daemon that is down). The whole answer must come within
+/// `timeout`; a set `cancel` drops the connection (the daemon then stops
+/// waiting for that call) and fails. The answer is taken as soon as its
+/// framing says it is complete, without waiting for the daemon to close
+/// the connection.
 fn http_post(
-    url: &str,
+    daemon: &Daemon,
     path: &str,
-    token: &str,
     body: &str,
+    nonce: Option<&str>,
     timeout: Duration,
     cancel: Option<&AtomicBool>,
-) -> Result<(u16, String)> {
-    let hostport = url
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("TOOLGATE_URL must be http://HOST:PORT (got {url:?})"))?;
-    let addr = hostport
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {hostport}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{hostport} resolves to no address"))?;
+) -> Result<Answer> {
+    let shown = daemon.endpoint.shown();
     let unreachable = |e: std::io::Error| {
-        anyhow!("the toolgate daemon at {url} did not answer ({e}); the call was not allowed")
+        anyhow!("the toolgate daemon at {shown} did not answer ({e}); the call was not allowed")
     };
     let deadline = Instant::now() + timeout;
-    let mut s = TcpStream::connect_timeout(&addr, DAEMON_TIMEOUT).map_err(unreachable)?;
-    s.set_read_timeout(Some(if cancel.is_some() {
+    let mut s = connect(daemon)?;
+    let read_timeout = if cancel.is_some() {
         CANCEL_POLL
     } else {
         timeout
-    }))
-    .map_err(unreachable)?;
-    s.set_write_timeout(Some(DAEMON_TIMEOUT))
+    };
+    s.set_timeouts(read_timeout, DAEMON_TIMEOUT)
         .map_err(unreachable)?;
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {hostport}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+    let host = match &daemon.endpoint {
+        Endpoint::Tcp { hostport, .. } => hostport.as_str(),
+        Endpoint::Unix(_) => "localhost",
+    };
+    let mut request = format!("POST {path} HTTP/1.1\r\nHost: {host}\r\n");
+    if let Some(token) = &daemon.token {
+        request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    if let Some(nonce) = nonce {
+        request.push_str(&format!("{}: {nonce}\r\n", proof::NONCE_HEADER));
+    }
+    request.push_str(&format!(
+        "Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    );
+    ));
     s.write_all(request.as_bytes()).map_err(unreachable)?;
-    let malformed = |e: String| anyhow!("the daemon at {url} sent a malformed answer: {e}");
+    let malformed = |e: String| anyhow!("the daemon at {shown} sent a malformed answer: {e}");
     let mut answer = AnswerReader::default();
     let mut chunk = [0u8; 16 * 1024];
     loop {
@@ -388,11 +653,20 @@ fn http_post(
         }
         if Instant::now() >= deadline {
             return Err(anyhow!(
-                "the toolgate daemon at {url} did not answer within {} s; the call was not allowed",
+                "the toolgate daemon at {shown} did not answer within {} s; the call was not allowed",
                 timeout.as_secs()
             ));
         }
     }
+}
+
+/// One answer, read whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    status: u16,
+    body: String,
+    /// The daemon's [`proof::SIGNATURE_HEADER`], if it sent one.
+    signature: Option<String>,
 }
 
 /// The most an answer may take, head and body.
@@ -419,6 +693,8 @@ struct AnswerReader {
 /// The parsed head of an answer.
 struct Head {
     status: u16,
+    /// The signature header's value.
+    signature: Option<String>,
     /// Where the body starts in the raw bytes.
     body_at: usize,
     framing: Framing,
@@ -431,9 +707,8 @@ enum Framing {
 }
 
 impl AnswerReader {
-    /// Takes the next bytes; `Some((status, body))` once the answer is
-    /// complete.
-    fn push(&mut self, bytes: &[u8]) -> Result<Option<(u16, String)>, String> {
+    /// Takes the next bytes; the answer once it is complete.
+    fn push(&mut self, bytes: &[u8]) -> Result<Option<Answer>, String> {
         self.raw.extend_from_slice(bytes);
         if self.raw.len() > MAX_ANSWER {
             return Err(format!("over {} MiB", MAX_ANSWER >> 20));
@@ -457,7 +732,11 @@ impl AnswerReader {
             },
         };
         let body = String::from_utf8(body).map_err(|_| "a body that is not UTF-8".to_string())?;
-        Ok(Some((head.status, body)))
+        Ok(Some(Answer {
+            status: head.status,
+            body,
+            signature: head.signature.clone(),
+        }))
     }
 
     /// Why an answer whose connection closed now is incomplete.
@@ -495,7 +774,7 @@ fn parse_head(head: &[u8], body_at: usize) -> Result<Head, String> {
     let mut lines = lines.into_iter();
     let status_line = lines.next().ok_or("no status line")?;
     let status = parse_status_line(status_line).ok_or("a malformed status line")?;
-    let (mut length, mut chunked) = (None, false);
+    let (mut length, mut chunked, mut signature) = (None, false, None);
     for line in lines {
         let colon = line
             .iter()
@@ -515,6 +794,13 @@ fn parse_head(head: &[u8], body_at: usize) -> Result<Head, String> {
                 return Err("two different Content-Lengths".into());
             }
             length = Some(n);
+        } else if name.eq_ignore_ascii_case(proof::SIGNATURE_HEADER.as_bytes()) {
+            // Two signatures: which one counts would be a guess.
+            if signature.is_some() {
+                return Err("two signatures".into());
+            }
+            let v = std::str::from_utf8(value).map_err(|_| "an unreadable signature")?;
+            signature = Some(v.to_string());
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             if !value.eq_ignore_ascii_case(b"chunked") {
                 return Err("a transfer coding other than chunked".into());
@@ -533,6 +819,7 @@ fn parse_head(head: &[u8], body_at: usize) -> Result<Head, String> {
     };
     Ok(Head {
         status,
+        signature,
         body_at,
         framing,
     })

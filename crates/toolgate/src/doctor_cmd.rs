@@ -10,11 +10,15 @@
 //!   switches that turn hooks off, Codex's hook and project trust, Gemini's
 //!   folder trust and stripped environment;
 //! - `openclaw`: the OpenClaw plugin in `openclaw.json` (JSON5, `json5`);
-//! - `command`: a hook's command line; `report`: findings, text and JSON.
+//! - `command`: a hook's command line; `report`: findings, text and JSON;
+//! - `mode`: which trust mode is in force, separated (the daemon another
+//!   user's, its data unreadable, the policy and hooks not writable, hooks
+//!   pinned to it) or same-user, as the user running doctor sees it.
 
 mod command;
 mod hooks;
 mod json5;
+mod mode;
 mod openclaw;
 mod report;
 mod runtimes;
@@ -41,6 +45,17 @@ pub(crate) struct DoctorArgs {
     /// message, fix}) instead of text.
     #[arg(long)]
     json: bool,
+    /// Report only which mode is in force (separated or same-user).
+    #[arg(long)]
+    mode: bool,
+    /// Read the system's files (/etc/…) below DIR instead of / (tests, and
+    /// checking a set-up made with `toolgate setup separated --root DIR`).
+    #[arg(long, value_name = "DIR", hide = true)]
+    system_root: Option<PathBuf>,
+    /// The separated set-up's record, when it was made with another
+    /// --etc-dir than /etc/toolgate.
+    #[arg(long, value_name = "FILE", hide = true)]
+    setup_record: Option<PathBuf>,
 }
 
 /// What doctor checks: a runtime that runs `toolgate hook`, or OpenClaw,
@@ -81,6 +96,15 @@ pub(crate) struct Ctx {
     pub in_project: bool,
     /// Claude Code's managed settings (`/etc/claude-code/managed-settings.json`).
     pub claude_managed: PathBuf,
+    /// Where the system's files are (`/`, or `--system-root`).
+    pub system_root: PathBuf,
+    /// The user doctor judges for (this process's real uid: the agent's,
+    /// when the agent's user runs it).
+    pub uid: u32,
+    /// That user's groups.
+    pub gids: Vec<u32>,
+    /// The separated set-up's record, when not in its usual place.
+    pub setup_record: Option<PathBuf>,
     /// toolgate's OpenClaw plugin directory, when this binary sits in a
     /// checkout that has one (for the fix text).
     pub openclaw_plugin: Option<PathBuf>,
@@ -89,7 +113,7 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// The context of this process, checking `project` (default: the
     /// working directory).
-    fn from_process(project: Option<&Path>) -> Result<Ctx, String> {
+    fn from_process(project: Option<&Path>, system_root: Option<&Path>) -> Result<Ctx, String> {
         let cwd = std::env::current_dir()
             .map_err(|e| format!("cannot read the working directory ({e}); pass --project DIR"))?;
         let given = project.map_or_else(|| cwd.clone(), |p| cwd.join(p));
@@ -115,7 +139,14 @@ impl Ctx {
                 .collect(),
             project,
             in_project,
-            claude_managed: PathBuf::from("/etc/claude-code/managed-settings.json"),
+            claude_managed: crate::setup_cmd::system_file(
+                Runtime::ClaudeCode,
+                system_root.unwrap_or(Path::new("/")),
+            ),
+            system_root: system_root.unwrap_or(Path::new("/")).to_path_buf(),
+            uid: crate::peer::real_uid(),
+            gids: mode::own_groups(),
+            setup_record: None,
             openclaw_plugin,
         })
     }
@@ -131,6 +162,10 @@ impl Ctx {
             project: project.to_path_buf(),
             in_project: true,
             claude_managed: project.join("no-managed-settings.json"),
+            system_root: project.join("no-system-root"),
+            uid: 4242,
+            gids: Vec::new(),
+            setup_record: None,
             openclaw_plugin: None,
         }
     }
@@ -187,18 +222,27 @@ pub(crate) fn run(args: DoctorArgs) -> ExitCode {
             }
         },
     };
-    let ctx = match Ctx::from_process(args.project.as_deref()) {
-        Ok(c) => c,
+    let ctx = match Ctx::from_process(args.project.as_deref(), args.system_root.as_deref()) {
+        Ok(c) => Ctx {
+            setup_record: args.setup_record.clone(),
+            ..c
+        },
         Err(e) => {
             eprintln!("toolgate doctor: {e}");
             return ExitCode::from(2);
         }
     };
     let asked = args.runtime.is_some();
-    let findings: Vec<Finding> = subjects
-        .into_iter()
-        .flat_map(|s| check(s, &ctx, asked))
-        .collect();
+    // The mode is about the whole set-up: said unless one runtime is asked
+    // about.
+    let mut findings = if asked && !args.mode {
+        Vec::new()
+    } else {
+        mode::check(&ctx)
+    };
+    if !args.mode {
+        findings.extend(subjects.into_iter().flat_map(|s| check(s, &ctx, asked)));
+    }
     if args.json {
         println!("{}", report::json(&findings));
     } else {

@@ -1,7 +1,12 @@
 //! `toolgate hook <runtime>`: an agent runtime's pre-tool hook. Reads the
-//! runtime's payload on stdin, decides (through the daemon when
-//! `--url`/`TOOLGATE_URL` is set, else in this process), and answers the
-//! way that runtime obeys (`toolgate_core::hooks`).
+//! runtime's payload on stdin, decides (through the daemon `--url` names,
+//! pinned by `--daemon-key` or `--daemon-uid`, else in this process), and
+//! answers the way that runtime obeys (`toolgate_core::hooks`). What
+//! `toolgate install` writes names the binary by its absolute path and
+//! every setting on the command line (`--policy`, `--url`, the pins, the
+//! data dir or `--store none`), so no environment variable the agent can
+//! set for the runtime (`TOOLGATE_URL`, `TOOLGATE_POLICY`,
+//! `TOOLGATE_DATA_DIR`, `TOOLGATE_STORE`, `HOME`) redirects it.
 //!
 //! Whatever goes wrong is answered with the runtime's fail-closed denial,
 //! never a silent allow: a bad payload, a daemon that does not answer, a
@@ -200,11 +205,11 @@ fn answer(
 /// the daemon decides, the policy file named for the hook (defaults, which
 /// hold nothing and never hand a call to the runtime's prompt, otherwise).
 fn hook_settings(decider: &Decider, args: &DeciderArgs) -> Result<HookSettings> {
-    match (decider, args.policy.as_deref()) {
+    match (decider, args.policy_file()) {
         (Decider::Local(gate), _) => Ok(gate.engine().policy().hooks().clone()),
-        (Decider::Daemon { .. }, Some(path)) => {
+        (Decider::Daemon(_), Some(path)) => {
             Ok(crate::check::load_policy_file(path)?.hooks().clone())
         }
-        (Decider::Daemon { .. }, None) => Ok(HookSettings::default()),
+        (Decider::Daemon(_), None) => Ok(HookSettings::default()),
     }
 }

@@ -2,11 +2,16 @@
 //! pre-tool hook, keeping everything else in its settings file. What the
 //! entry looks like is the runtime module's (`toolgate_core::hooks`): every
 //! entry is fail-closed where the runtime has a switch for it, has a timeout
-//! above the `[hooks] hold`, and carries every setting the hook needs on its
-//! command line (runtimes may strip the hook's environment). For Codex the
-//! hook's trust entry is written too: Codex skips an untrusted hook without
-//! a word.
+//! above the `[hooks] hold`, and its command pins everything the hook
+//! depends on ([`HookPins`]): this binary by its absolute path (a `toolgate`
+//! looked up in `$PATH` could be one the agent put first), the policy (or
+//! `builtin`), the daemon with its key or user (or `none`), and the data
+//! dir (or `--store none`). So no environment variable the agent can set
+//! for the runtime redirects the hook, and runtimes that strip the hook's
+//! environment change nothing. For Codex the hook's trust entry is written
+//! too: Codex skips an untrusted hook without a word.
 
+use crate::decider::{BUILTIN, Endpoint, NONE};
 use crate::settings_file::{user_dir, write_text};
 use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow, bail};
@@ -17,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use toolgate_core::hooks::install::{Target, shell_word};
 use toolgate_core::hooks::{Runtime, Spec};
+use toolgate_gate::PublicKey;
 
 /// Arguments of `toolgate install`.
 #[derive(Debug, Args)]
@@ -32,19 +38,37 @@ pub(crate) struct InstallArgs {
     /// .gemini/ or .cursor/ here) instead of for the user.
     #[arg(long, conflicts_with = "settings")]
     project: bool,
+    /// Name the binary as `toolgate`, found on each machine's PATH, and
+    /// write no data dir, for a project file shared with a team. Such a
+    /// hook can be redirected (a `toolgate` put first on PATH, `$HOME`):
+    /// `toolgate doctor` says so.
+    #[arg(long)]
+    portable: bool,
     /// Claude Code only: use the daemon's HTTP hook at this URL (e.g.
     /// http://127.0.0.1:7878) instead of running `toolgate hook` per call;
     /// the token comes from $TOOLGATE_AGENT_TOKEN in Claude's environment.
+    /// Claude cannot check that the daemon is the real one: any program on
+    /// that address is believed.
     #[arg(long)]
     http: Option<String>,
     /// The policy the hook decides with (written, absolute, on the hook's
-    /// command line). Default: $TOOLGATE_POLICY, else the built-in policy.
-    #[arg(long, env = "TOOLGATE_POLICY")]
+    /// command line), or `builtin`. Default: $TOOLGATE_POLICY, else builtin.
+    #[arg(long, env = "TOOLGATE_POLICY", value_name = "FILE|builtin")]
     policy: Option<PathBuf>,
-    /// The daemon the hook asks (written on the hook's command line).
-    /// Default: $TOOLGATE_URL, else the hook decides in its own process.
-    #[arg(long, env = "TOOLGATE_URL")]
+    /// The daemon the hook asks: `unix:/run/toolgate/toolgate.sock`,
+    /// `http://127.0.0.1:7878`, or `none` (decide in the hook's process).
+    /// Default: $TOOLGATE_URL, else none.
+    #[arg(long, env = "TOOLGATE_URL", value_name = "URL|unix:PATH|none")]
     url: Option<String>,
+    /// With an http:// daemon: its public key (`ed25519:…`). Default: the
+    /// `daemon.pub` in the data directory (written by `toolgate serve`).
+    #[arg(long, value_name = "ed25519:HEX")]
+    daemon_key: Option<String>,
+    /// With a unix: daemon: the user it runs as (a name or a uid),
+    /// resolved now and written as a uid. Default: the socket's owner, when
+    /// the socket exists.
+    #[arg(long, value_name = "USER|UID")]
+    daemon_uid: Option<String>,
     /// The hook's timeout in seconds. Default: 10, or the policy's
     /// `[hooks] hold` plus 15.
     #[arg(long, value_name = "SECS")]
@@ -98,7 +122,17 @@ pub(crate) fn absolute(path: &Path) -> Result<PathBuf> {
 
 /// The hook's timeout: as asked, else 10 s, or the hold plus 15 s.
 fn timeout(args: &InstallArgs) -> Result<Duration> {
-    let hold = match &args.policy {
+    hook_timeout(
+        crate::decider::policy_file(args.policy.as_deref()),
+        args.timeout,
+    )
+}
+
+/// The timeout for a hook deciding with `policy`: `asked`, else 10 s, or
+/// the policy's `[hooks] hold` plus 15 s; an asked one too short for the
+/// hold is refused.
+pub(crate) fn hook_timeout(policy: Option<&Path>, asked: Option<u64>) -> Result<Duration> {
+    let hold = match policy {
         Some(p) => crate::check::load_policy_file(p)?.hooks().hold,
         None => Duration::ZERO,
     };
@@ -107,7 +141,7 @@ fn timeout(args: &InstallArgs) -> Result<Duration> {
     } else {
         hold + Duration::from_secs(15)
     };
-    match args.timeout {
+    match asked {
         None => Ok(wanted),
         Some(0) => bail!("--timeout must be at least 1 second"),
         Some(t) if Duration::from_secs(t) < hold + Duration::from_secs(5) => bail!(
@@ -120,50 +154,184 @@ fn timeout(args: &InstallArgs) -> Result<Duration> {
     }
 }
 
-/// The hook command: this binary, `hook <runtime>`, the timeout, and every
-/// setting the hook needs, all quoted for the shell the runtime runs it with.
-fn command(
-    spec: &Spec,
-    args: &InstallArgs,
-    data: &DataDirArgs,
-    timeout: Duration,
-) -> Result<String> {
-    // A project's settings are shared with the team: name the binary as
-    // found on each machine's PATH, not by where it sits on this one.
-    let exe = if args.project {
+/// Everything a hook command pins, so that nothing in its environment
+/// decides where it asks or what it obeys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HookPins {
+    /// The binary: an absolute path (or `toolgate` from PATH, `--portable`).
+    pub exe: String,
+    /// The policy file; `None`: the built-in default (`--policy builtin`).
+    pub policy: Option<PathBuf>,
+    /// The daemon and what proves it; `None`: the hook decides itself
+    /// (`--url none`).
+    pub daemon: Option<(Endpoint, DaemonPin)>,
+    /// The data dir (absolute), where the hook keeps its state or, with a
+    /// daemon over TCP, reads the agent token.
+    pub data_dir: Option<PathBuf>,
+    /// `--store`: a store of its own, or `none` (the hook opens none).
+    pub store: Option<String>,
+}
+
+/// What proves a daemon to the hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DaemonPin {
+    /// Its signing key (over TCP).
+    Key(PublicKey),
+    /// Its user id (over a Unix socket).
+    Uid(u32),
+}
+
+/// The hook command for `spec`: the binary, `hook <runtime>`, the timeout
+/// and every pin, each word quoted for the shell the runtime runs it with.
+pub(crate) fn hook_command(spec: &Spec, timeout: Duration, pins: &HookPins) -> String {
+    let mut words = vec![
+        pins.exe.clone(),
+        "hook".to_string(),
+        spec.name.to_string(),
+        "--timeout".to_string(),
+        timeout.as_secs().max(1).to_string(),
+        "--policy".to_string(),
+        pins.policy
+            .as_ref()
+            .map_or_else(|| BUILTIN.to_string(), |p| shell_word(&p.to_string_lossy())),
+        "--url".to_string(),
+    ];
+    match &pins.daemon {
+        None => words.push(NONE.to_string()),
+        Some((endpoint, pin)) => {
+            words.push(shell_word(&endpoint.shown()));
+            match pin {
+                DaemonPin::Key(k) => words.extend(["--daemon-key".into(), k.to_string()]),
+                DaemonPin::Uid(u) => words.extend(["--daemon-uid".into(), u.to_string()]),
+            }
+        }
+    }
+    if let Some(d) = &pins.data_dir {
+        words.extend(["--data-dir".into(), shell_word(&d.to_string_lossy())]);
+    }
+    if let Some(s) = &pins.store {
+        words.extend(["--store".into(), shell_word(s)]);
+    }
+    words.join(" ")
+}
+
+/// The pins `toolgate install` writes, from its options (and, for what
+/// they leave out, the environment it runs in: the person installing
+/// chooses, never the runtime's environment later).
+fn pins(args: &InstallArgs, data: &DataDirArgs) -> Result<HookPins> {
+    let exe = if args.portable {
         "toolgate".to_string()
     } else {
         let exe = std::env::current_exe().context("cannot find this toolgate binary")?;
         shell_word(&exe.to_string_lossy())
     };
-    let mut words = vec![
-        exe,
-        "hook".to_string(),
-        spec.name.to_string(),
-        "--timeout".to_string(),
-        timeout.as_secs().max(1).to_string(),
-    ];
-    if let Some(p) = &args.policy {
-        let p = absolute(p)?;
-        if !p.is_file() {
-            bail!("--policy {}: no such file", p.display());
+    let policy = match crate::decider::policy_file(args.policy.as_deref()) {
+        None => None,
+        Some(p) => {
+            let p = absolute(p)?;
+            if !p.is_file() {
+                bail!("--policy {}: no such file", p.display());
+            }
+            Some(p)
         }
-        words.extend(["--policy".to_string(), shell_word(&p.to_string_lossy())]);
-    }
-    if let Some(u) = args.url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
-        if !u.starts_with("http://") {
-            bail!("--url must be http://HOST:PORT (got {u:?})");
-        }
-        words.extend(["--url".to_string(), shell_word(u)]);
-    }
+    };
+    let endpoint = match args.url.as_deref() {
+        Some(u) => Endpoint::parse(u)?,
+        None => None,
+    };
     let (dir, chosen) = data.resolve();
-    if chosen {
-        words.extend([
-            "--data-dir".to_string(),
-            shell_word(&absolute(&dir)?.to_string_lossy()),
-        ]);
+    let dir = absolute(&dir)?;
+    let daemon = match endpoint {
+        None => {
+            if args.daemon_key.is_some() || args.daemon_uid.is_some() {
+                bail!("--daemon-key and --daemon-uid pin a daemon: give its --url too");
+            }
+            None
+        }
+        Some(e @ Endpoint::Tcp { .. }) => {
+            if args.daemon_uid.is_some() {
+                bail!(
+                    "--daemon-uid is for a daemon on a Unix socket (--url unix:PATH); over TCP the hook checks its key (--daemon-key)"
+                );
+            }
+            let key = match &args.daemon_key {
+                Some(k) => PublicKey::parse(k).map_err(|e| anyhow!("--daemon-key: {e}"))?,
+                None => {
+                    let pub_file = dir.join(toolgate_gate::PUBLIC_FILE);
+                    PublicKey::read(&pub_file).map_err(|err| {
+                        anyhow!(
+                            "the hook must pin the daemon at {} ({err}): start the daemon once \
+                             (toolgate serve writes {}), or pass --daemon-key ed25519:… as \
+                             toolgate serve prints it",
+                            e.shown(),
+                            pub_file.display()
+                        )
+                    })?
+                }
+            };
+            Some((e, DaemonPin::Key(key)))
+        }
+        Some(e @ Endpoint::Unix(_)) => {
+            if args.daemon_key.is_some() {
+                bail!(
+                    "--daemon-key is for a daemon over TCP; on a Unix socket the hook checks the daemon's user (--daemon-uid USER)"
+                );
+            }
+            let uid = match &args.daemon_uid {
+                Some(u) => crate::peer::uid_of(u)
+                    .ok_or_else(|| anyhow!("--daemon-uid {u:?}: no such user here"))?,
+                None => socket_owner(&e)?,
+            };
+            Some((e, DaemonPin::Uid(uid)))
+        }
+    };
+    let (data_dir, store) = match &daemon {
+        // Over the socket the daemon knows its peer: no token, no state here.
+        Some((Endpoint::Unix(_), _)) => (None, Some(NONE.to_string())),
+        // Over TCP the hook reads the agent token from the data dir.
+        Some((Endpoint::Tcp { .. }, _)) => {
+            if data.store_is_none() {
+                (None, Some(NONE.to_string()))
+            } else {
+                (Some(dir), None)
+            }
+        }
+        None if args.portable && !chosen => (None, data.store.clone()),
+        None => (Some(dir), data.store.clone()),
+    };
+    Ok(HookPins {
+        exe,
+        policy,
+        daemon,
+        data_dir,
+        store,
+    })
+}
+
+/// The owner of the daemon's socket, as the default daemon user: only
+/// when the socket is there and its directory is not writable by others
+/// (else anyone could have put it there).
+fn socket_owner(e: &Endpoint) -> Result<u32> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Endpoint::Unix(path) = e else {
+        bail!("not a socket");
+    };
+    let how = "pass --daemon-uid USER (the user the daemon runs as)";
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|err| anyhow!("{} ({err}): {how}", path.display()))?;
+    if !meta.file_type().is_socket() {
+        bail!("{} is not a socket: {how}", path.display());
     }
-    Ok(words.join(" "))
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let dir =
+        std::fs::metadata(parent).map_err(|err| anyhow!("{} ({err}): {how}", parent.display()))?;
+    if dir.mode() & 0o022 != 0 {
+        bail!(
+            "{} is writable by other users, so anyone could have made the socket in it: {how}",
+            parent.display()
+        );
+    }
+    Ok(meta.uid())
 }
 
 fn http_entry(url: &str, timeout: Duration) -> Result<Value> {
@@ -210,7 +378,7 @@ fn install(args: &InstallArgs, data: &DataDirArgs) -> Result<String> {
             "--http is for Claude Code, whose hooks can call a URL; {} runs a command",
             spec.title
         ),
-        None => t.entry(&command(spec, args, data, timeout)?, timeout),
+        None => t.entry(&hook_command(spec, timeout, &pins(args, data)?), timeout),
     };
     let before = read_settings(&path)?;
     let mut settings = before
@@ -261,15 +429,30 @@ fn install(args: &InstallArgs, data: &DataDirArgs) -> Result<String> {
 /// What to do after installing, and how to see that it works.
 fn next_steps(spec: &Spec, args: &InstallArgs, path: &Path) -> String {
     let mut s = String::from("\nnext:");
-    if args.project {
+    if args.portable {
         s.push_str(
             "\n  the hook runs `toolgate` from PATH on every machine that uses this project: \
-             install it there too",
+             install it there too (a `toolgate` put first on PATH would answer instead: \
+             toolgate doctor reports such a hook)",
         );
     }
-    if args.http.is_some() || args.url.is_some() {
+    if args.http.is_some() {
+        s.push_str(
+            "\n  note: Claude Code cannot check that what answers on that URL is the real \
+             daemon; a `toolgate hook` command (--url … --daemon-key …) can",
+        );
+    }
+    let daemon = args
+        .url
+        .as_deref()
+        .and_then(|u| Endpoint::parse(u).ok().flatten());
+    if args.http.is_some() || daemon.is_some() {
         s.push_str("\n  start the daemon it asks: toolgate serve");
     }
+    s.push_str(
+        "\n  for a hook the agent's user cannot change or switch off at all: sudo toolgate \
+         setup separated (docs/deploy.md)",
+    );
     s.push_str(&format!(
         "\n  check it: toolgate doctor   (reports a hook {} would not run fail-closed)",
         spec.title

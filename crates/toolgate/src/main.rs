@@ -17,15 +17,17 @@ mod knowledge_cmd;
 mod mcp_proxy;
 mod memory_cmd;
 mod operators_cmd;
+mod peer;
 mod policy_cmd;
 mod protocol_cmd;
 mod serve_cmd;
 mod settings_file;
+mod setup_cmd;
 mod state;
 mod store_cmd;
 mod ui_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// toolgate: the last gate between an AI agent and its tools.
@@ -104,6 +106,12 @@ enum Command {
         #[command(subcommand)]
         command: policy_cmd::PolicyCommand,
     },
+    /// Set toolgate up as a service of its own user, with hooks the agent's
+    /// user cannot change: `sudo toolgate setup separated --agent-user NAME`.
+    Setup {
+        #[command(subcommand)]
+        command: setup_cmd::SetupCommand,
+    },
     /// Move the whole state to another store: `toolgate store migrate
     /// --from sqlite:DIR --to postgres://…`.
     Store {
@@ -148,7 +156,9 @@ fn main() -> ExitCode {
         .and_then(|a| a.to_str())
     {
         Some("hook") => {
-            let cli = HookCli::parse_from(sub_args("hook"));
+            let matches = HookCli::command().get_matches_from(sub_args("hook"));
+            let mut cli = HookCli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+            cli.data.pin_to_command_line(&matches);
             return hook_cmd::run(cli.hook, &cli.data);
         }
         Some("check") => {
@@ -157,7 +167,9 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    cli.data.pin_to_command_line(&matches);
     if prints_for_a_reader(&cli.command) {
         exit_quietly_when_the_reader_leaves();
     }
@@ -182,6 +194,7 @@ fn main() -> ExitCode {
         Command::Protocol(args) => protocol_cmd::run(args),
         Command::Policy { command } => policy_cmd::run(command),
         Command::Store { command } => store_cmd::run(command),
+        Command::Setup { command } => setup_cmd::run(command),
     }
 }
 

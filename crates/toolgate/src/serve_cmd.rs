@@ -16,13 +16,25 @@ use crate::state::DataDirArgs;
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Policy file (TOML), reloaded when it changes or on SIGHUP; the
-    /// built-in default policy when absent.
-    #[arg(long, env = "TOOLGATE_POLICY")]
+    /// built-in default policy when absent (or `builtin`).
+    #[arg(long, env = "TOOLGATE_POLICY", value_name = "FILE|builtin")]
     policy: Option<PathBuf>,
-    /// Address to listen on. Anything but loopback exposes the API to the
-    /// network over plain HTTP: put TLS in front of it.
-    #[arg(long, default_value = "127.0.0.1:7878", env = "TOOLGATE_LISTEN")]
-    listen: SocketAddr,
+    /// Address to listen on, or `none` for the socket only. Anything but
+    /// loopback exposes the API to the network over plain HTTP: put TLS in
+    /// front of it.
+    #[arg(
+        long,
+        default_value = "127.0.0.1:7878",
+        env = "TOOLGATE_LISTEN",
+        value_name = "ADDR|none"
+    )]
+    listen: String,
+    /// A Unix socket to listen on too (e.g. /run/toolgate/toolgate.sock),
+    /// in a directory only the daemon's user can write: hooks check that
+    /// the socket is the daemon user's. Peers running as another user
+    /// reach the agent's endpoints only, and need no token there.
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
@@ -50,22 +62,39 @@ fn init_logs() {
 
 fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let (dir, _) = data.resolve();
-    let store = data.open()?;
-    // With --store elsewhere, nothing else has made the data directory the
-    // tokens and the link key live in.
+    let tcp = match args.listen.trim() {
+        l if l.eq_ignore_ascii_case(crate::decider::NONE) => None,
+        l => Some(l.parse::<SocketAddr>().map_err(|e| {
+            anyhow!("--listen {l:?}: {e}; give an address such as 127.0.0.1:7878, or none")
+        })?),
+    };
+    let socket = args
+        .socket
+        .as_deref()
+        .map(crate::install_cmd::absolute)
+        .transpose()?;
+    if tcp.is_none() && socket.is_none() {
+        anyhow::bail!("--listen none needs --socket PATH: the daemon must listen somewhere");
+    }
+    // The data directory holds the tokens and keys: created private, and
+    // refused when it is open to other users.
     crate::state::ensure_private_dir(&dir)?;
+    let store = data.open()?;
+    let daemon_key = toolgate_gate::DaemonKey::load_or_create(&dir)
+        .map_err(|e| anyhow!("the daemon's signing key: {e}"))?;
     let tokens = Tokens::load(
         &dir,
         std::env::var("TOOLGATE_AGENT_TOKEN").ok(),
         std::env::var("TOOLGATE_OPERATOR_TOKEN").ok(),
     )
     .context("cannot set up the API tokens")?;
-    let policy_path = args.policy.clone();
+    let policy_path = crate::decider::policy_file(args.policy.as_deref()).map(PathBuf::from);
+    let shown_policy = policy_path.clone();
     let loader = Arc::new(move || {
         toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
     });
     let config = ServerConfig {
-        listen: args.listen,
+        listen: tcp.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))),
         store: store.clone(),
         clock: Arc::new(SystemClock),
         tokens: tokens.clone(),
@@ -87,9 +116,16 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         .max_blocking_threads(16)
         .build()
         .context("cannot start the async runtime")?;
+    let listening = toolgate_server::Listening {
+        tcp: tcp.is_some(),
+        socket,
+        daemon_key: Some(daemon_key),
+    };
     let served = runtime.block_on(async move {
-        let server = Server::bind(config).await.map_err(|e| anyhow!("{e}"))?;
-        let addr = server.local_addr()?;
+        let server = Server::bind_with(config, listening)
+            .await
+            .map_err(|e| anyhow!("{e}"))?;
+        let addr = server.local_addr().ok();
         // A sign-in code is a credential: printed for a person at a
         // terminal, never into a log file.
         use std::io::IsTerminal;
@@ -97,13 +133,15 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
             .is_terminal()
             .then(|| server.sign_in_link().ok())
             .flatten();
-        announce(
-            &addr,
-            &tokens,
-            &store.location(),
-            args.policy.as_deref(),
-            link.as_deref(),
-        );
+        announce(&Announced {
+            addr: addr.as_ref(),
+            socket: server.socket_path(),
+            key: &server.daemon_public_key().to_string(),
+            tokens: &tokens,
+            store: &store.location(),
+            policy: shown_policy.as_deref(),
+            sign_in: link.as_deref(),
+        });
         server.run(shutdown_signal()).await?;
         Ok::<(), anyhow::Error>(())
     });
@@ -115,24 +153,43 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     Ok(())
 }
 
-fn announce(
-    addr: &SocketAddr,
-    tokens: &Tokens,
-    store: &str,
-    policy: Option<&std::path::Path>,
-    sign_in: Option<&str>,
-) {
+/// What the start-up message says.
+struct Announced<'a> {
+    addr: Option<&'a SocketAddr>,
+    socket: Option<&'a std::path::Path>,
+    key: &'a str,
+    tokens: &'a Tokens,
+    store: &'a str,
+    policy: Option<&'a std::path::Path>,
+    sign_in: Option<&'a str>,
+}
+
+fn announce(a: &Announced<'_>) {
     let where_ = |s: &TokenSource| match s {
         TokenSource::Env(v) => format!("from ${v}"),
         TokenSource::File(p) => p.display().to_string(),
     };
-    eprintln!("toolgate serve: listening on http://{addr}");
-    match sign_in {
-        Some(link) => eprintln!(
+    let (tokens, store, policy) = (a.tokens, a.store, a.policy);
+    // Tests and scripts wait for the first line naming where it listens.
+    if let Some(addr) = a.addr {
+        eprintln!("toolgate serve: listening on http://{addr}");
+    }
+    if let Some(p) = a.socket {
+        eprintln!("toolgate serve: listening on unix:{}", p.display());
+    }
+    match (a.sign_in, a.addr) {
+        (Some(link), _) => eprintln!(
             "  control UI     {link}  (signs this browser in; works once, for 15 minutes; `toolgate ui` prints another)"
         ),
-        None => eprintln!("  control UI     http://{addr}/  (`toolgate ui` prints a sign-in link)"),
+        (None, Some(addr)) => {
+            eprintln!("  control UI     http://{addr}/  (`toolgate ui` prints a sign-in link)")
+        }
+        (None, None) => eprintln!("  control UI     none (no --listen address)"),
     }
+    eprintln!(
+        "  daemon key     {}  (hooks pin it: toolgate install <runtime> --url … --daemon-key …)",
+        a.key
+    );
     eprintln!("  agent token    {}", where_(&tokens.agent_source));
     eprintln!("  operator token {}", where_(&tokens.operator_source));
     eprintln!("  state          {store}");
@@ -143,7 +200,7 @@ fn announce(
         ),
         None => eprintln!("  policy         built-in default (pass --policy FILE to use your own)"),
     }
-    if !addr.ip().is_loopback() {
+    if let Some(addr) = a.addr.filter(|addr| !addr.ip().is_loopback()) {
         eprintln!(
             "  warning: {addr} is reachable from the network and tokens travel in plain HTTP; \
              put a TLS proxy in front or listen on 127.0.0.1"

@@ -7,6 +7,11 @@ use std::sync::Arc;
 use toolgate_store::Store;
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
+/// The word for "no daemon" (`--url none`) and, as `--store none`, for "no
+/// store": a hook command that names them reads no environment variable
+/// for them.
+pub(crate) const NONE: &str = "none";
+
 /// The global `--data-dir` and `--store` options.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DataDirArgs {
@@ -17,9 +22,27 @@ pub(crate) struct DataDirArgs {
     pub data_dir: Option<PathBuf>,
     /// Where approvals, votes, memories and the audit log live:
     /// `sqlite:DIR`, or `postgres://user@host/db` for several daemons
-    /// sharing one database. Default: SQLite in the data directory.
+    /// sharing one database, or `none` (a hook that only asks a daemon:
+    /// it then opens no store and reads no data directory). Default:
+    /// SQLite in the data directory.
     #[arg(long, global = true, env = "TOOLGATE_STORE", value_name = "STORE")]
     pub store: Option<String>,
+}
+
+impl DataDirArgs {
+    /// A data directory named on the command line is the whole answer to
+    /// "where is the state": a `TOOLGATE_STORE` in the environment (which an
+    /// agent can set for the runtime that starts a hook) then counts for
+    /// nothing. Called with the matches the options were parsed from.
+    pub(crate) fn pin_to_command_line(&mut self, matches: &clap::ArgMatches) {
+        use clap::parser::ValueSource;
+        let from = |id: &str| matches.value_source(id);
+        if from("data_dir") == Some(ValueSource::CommandLine)
+            && from("store") == Some(ValueSource::EnvVariable)
+        {
+            self.store = None;
+        }
+    }
 }
 
 /// A store named by `--store`.
@@ -61,7 +84,10 @@ impl StoreSpec {
     /// PostgreSQL one, when there is none yet).
     pub(crate) fn open(&self) -> Result<Arc<dyn Store>> {
         match self {
-            StoreSpec::Sqlite(dir) => open_store(dir),
+            StoreSpec::Sqlite(dir) => {
+                refuse_loose_dir(dir)?;
+                open_store(dir)
+            }
             StoreSpec::Postgres(url) => open_postgres(url),
         }
     }
@@ -99,11 +125,30 @@ impl DataDirArgs {
         }
     }
 
-    /// Opens the store `--store` names, else SQLite in the data directory.
+    /// Whether `--store none` was given: this process keeps no state and
+    /// reads no data directory.
+    pub(crate) fn store_is_none(&self) -> bool {
+        self.store
+            .as_deref()
+            .is_some_and(|s| s.trim().eq_ignore_ascii_case(NONE))
+    }
+
+    /// Opens the store `--store` names, else SQLite in the data directory
+    /// (refused when the directory is open to other users).
     pub(crate) fn open(&self) -> Result<Arc<dyn Store>> {
+        if self.store_is_none() {
+            anyhow::bail!(
+                "--store none: this command keeps state; give --data-dir DIR or --store \
+                 sqlite:DIR (none is for hooks that only ask a daemon)"
+            );
+        }
         match self.store.as_deref().map(StoreSpec::parse).transpose()? {
             Some(spec) => spec.open(),
-            None => open_store(&self.resolve().0),
+            None => {
+                let dir = self.resolve().0;
+                refuse_loose_dir(&dir)?;
+                open_store(&dir)
+            }
         }
     }
 }
@@ -142,12 +187,57 @@ fn open_postgres(url: &str) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
+/// Refuses an existing data directory that other users can reach into
+/// (group or other permission bits) or that another user owns: its tokens,
+/// keys and database would be theirs to read or replace. A missing
+/// directory passes (it is created private). The message says what to run.
+pub(crate) fn refuse_loose_dir(dir: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // Unreadable: opening it says why.
+        Err(_) => return Ok(()),
+    };
+    if !meta.is_dir() {
+        anyhow::bail!(
+            "the data directory {} is not a directory: pass --data-dir DIR",
+            dir.display()
+        );
+    }
+    let shown = toolgate_core::hooks::install::shell_word(&dir.to_string_lossy());
+    let me = crate::peer::effective_uid();
+    if meta.uid() != me {
+        anyhow::bail!(
+            "the data directory {} belongs to uid {}, not to this user (uid {me}): its tokens \
+             and database are that user's; run toolgate as its owner (sudo -u \
+             {} toolgate …), or pass --data-dir with a directory of your own",
+            dir.display(),
+            meta.uid(),
+            crate::peer::passwd_by_uid(meta.uid())
+                .map_or_else(|| format!("#{}", meta.uid()), |e| e.name)
+        );
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "the data directory {} is open to other users (mode {mode:o}): anyone who can \
+             reach into it can read or replace toolgate's tokens, keys and audit log; run \
+             `chmod 700 {shown}` (and check what is in it), then try again",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Creates `dir` (and its parents) if missing, the directory itself
-/// readable by this user alone: it holds the daemon's tokens and keys.
+/// readable by this user alone: it holds the daemon's tokens and keys. An
+/// existing one open to other users, or another user's, is refused
+/// ([`refuse_loose_dir`]).
 pub(crate) fn ensure_private_dir(dir: &std::path::Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
-        return Ok(());
+        return refuse_loose_dir(dir);
     }
     std::fs::DirBuilder::new()
         .recursive(true)

@@ -64,9 +64,11 @@ impl Env {
         );
     }
 
-    /// `toolgate doctor --json ARGS`: exit code and findings.
+    /// `toolgate doctor --json ARGS`, reading the system's files below an
+    /// empty directory of the test's: exit code and findings.
     fn doctor(&self, args: &[&str], vars: &[(&str, &str)]) -> (i32, Vec<Value>) {
-        let mut all = vec!["doctor", "--json"];
+        let sys = self.root.join("sys");
+        let mut all = vec!["doctor", "--json", "--system-root", sys.to_str().unwrap()];
         all.extend_from_slice(args);
         let out = self.run(&all, vars);
         let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -139,7 +141,25 @@ fn nothing_installed_is_no_error_unless_asked_for() {
     let env = Env::new("none");
     let (code, v) = env.doctor(&[], &[]);
     assert_eq!(code, 0, "{v:#?}");
-    assert_eq!(v.len(), 5, "{v:#?}");
+    assert_eq!(v.len(), 6, "{v:#?}");
+    // First the mode: nothing set up separated here.
+    assert_eq!(v[0]["runtime"], "mode");
+    assert_eq!(v[0]["level"], "warn");
+    assert!(
+        v[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("same-user mode"),
+        "{v:#?}"
+    );
+    assert!(
+        v[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("sudo toolgate setup separated"),
+        "{v:#?}"
+    );
+    let v = &v[1..];
     for (f, rt) in v
         .iter()
         .zip(["claude-code", "codex", "gemini", "cursor", "openclaw"])
@@ -158,14 +178,16 @@ fn nothing_installed_is_no_error_unless_asked_for() {
     assert_eq!((code, v.len()), (1, 1), "{v:#?}");
     assert_eq!(v[0]["level"], "error");
 
-    let text = env.run(&["doctor"], &[]);
+    let sys = env.root.join("sys");
+    let text = env.run(&["doctor", "--system-root", sys.to_str().unwrap()], &[]);
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert_eq!(text.status.code(), Some(0));
     assert!(
         stdout.contains("fix: toolgate install claude-code"),
         "{stdout}"
     );
-    assert!(stdout.contains("no errors, 5 warnings"), "{stdout}");
+    assert!(stdout.contains("no errors, 6 warnings"), "{stdout}");
+    assert!(stdout.starts_with("warn  mode"), "{stdout}");
 
     let bad = env.run(&["doctor", "--runtime", "claude"], &[]);
     assert_eq!(bad.status.code(), Some(2));
@@ -358,11 +380,20 @@ fn installed_runtimes_are_ok_and_each_breakage_is_an_error_whose_fix_works() {
     );
     std::fs::remove_file(&local).unwrap();
 
-    // Gemini under GitHub Actions strips TOOLGATE_URL from the hook.
+    // Gemini under GitHub Actions strips TOOLGATE_URL from the hook: a
+    // pinned hook (`--url none`, as installed) does not care…
     let actions = [
         ("TOOLGATE_URL", "http://127.0.0.1:9"),
         ("GITHUB_SHA", "abc"),
     ];
+    let (code, v) = env.doctor(&["--runtime", "gemini"], &actions);
+    assert_eq!(code, 0, "{v:#?}");
+    // …one that takes the daemon from the environment does.
+    edit(&gemini, |s| {
+        let e = entry(s, "BeforeTool");
+        let cmd = e["command"].as_str().unwrap().replace(" --url none", "");
+        e["command"] = json!(cmd);
+    });
     let (code, v) = env.doctor(&["--runtime", "gemini"], &actions);
     assert_eq!(code, 1, "{v:#?}");
     assert!(
@@ -371,12 +402,27 @@ fn installed_runtimes_are_ok_and_each_breakage_is_an_error_whose_fix_works() {
             .unwrap()
             .contains("TOOLGATE_URL is set here")
     );
+    // Installing pins that daemon, with its key (from its daemon.pub).
+    let data = env.home.join(".local/state/toolgate");
+    std::fs::create_dir_all(&data).unwrap();
+    let key = toolgate_gate::DaemonKey::from_seed([9; 32])
+        .public()
+        .to_string();
+    std::fs::write(data.join("daemon.pub"), format!("{key}\n")).unwrap();
     let out = env.run(&["install", "gemini"], &actions);
-    assert!(out.status.success());
     assert!(
-        read(&gemini)
-            .to_string()
-            .contains("--url http://127.0.0.1:9")
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = read(&gemini).to_string();
+    assert!(
+        installed.contains("--url http://127.0.0.1:9"),
+        "{installed}"
+    );
+    assert!(
+        installed.contains(&format!("--daemon-key {key}")),
+        "{installed}"
     );
     let (code, v) = env.doctor(&["--runtime", "gemini"], &actions);
     assert_eq!(code, 0, "{v:#?}");

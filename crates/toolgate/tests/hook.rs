@@ -10,23 +10,45 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use toolgate_gate::DaemonKey;
+use toolgate_server::proof;
 
 /// A fresh directory, removed with everything in it when the returned
 /// guard drops (declare it before anything that uses the directory, such
 /// as a daemon, so that it is dropped after them).
 fn temp_dir(tag: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("tg-hook-{tag}-"))
         .tempdir()
-        .unwrap()
+        .unwrap();
+    // Used as a data directory, which toolgate refuses when it is open to
+    // other users.
+    let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700);
+    std::fs::set_permissions(d.path(), private).unwrap();
+    d
 }
 
 fn hook(runtime: &str, data: &Path, env: &[(&str, &str)], input: &str) -> (i32, Value) {
+    hook_with(runtime, data, &[], env, input)
+}
+
+/// `toolgate --data-dir DATA hook RUNTIME ARGS…` with `env` and `input`.
+fn hook_with(
+    runtime: &str,
+    data: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: &str,
+) -> (i32, Value) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
-    cmd.arg("--data-dir").arg(data).args(["hook", runtime]);
+    cmd.arg("--data-dir")
+        .arg(data)
+        .args(["hook", runtime])
+        .args(args);
     cmd.env_remove("TOOLGATE_URL")
         .env_remove("TOOLGATE_AGENT_TOKEN")
-        .env_remove("TOOLGATE_POLICY");
+        .env_remove("TOOLGATE_POLICY")
+        .env_remove("TOOLGATE_STORE");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -112,18 +134,147 @@ fn every_failure_is_a_denial() {
         ("TOOLGATE_URL", "http://127.0.0.1:9"),
         ("TOOLGATE_AGENT_TOKEN", "x"),
     ];
+    // A daemon named without its pin: nothing it could answer would count.
     let (code, v) = hook("claude-code", data, &unreachable, &claude("ls"));
     assert_eq!((code, permission(&v)), (0, "deny"));
+    assert!(v.to_string().contains("not pinned"), "{v}");
+    let key = DaemonKey::from_seed([1; 32]).public().to_string();
+    let pin = ["--daemon-key", key.as_str()];
+    let (code, v) = hook_with("claude-code", data, &pin, &unreachable, &claude("ls"));
+    assert_eq!((code, permission(&v)), (0, "deny"));
     assert!(v.to_string().contains("did not answer"), "{v}");
-    let (_, v) = hook(
+    let (_, v) = hook_with(
         "gemini",
         data,
+        &pin,
         &unreachable,
         &json!({"hook_event_name": "BeforeTool",
         "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
         .to_string(),
     );
     assert_eq!(v["decision"], "deny", "{v}");
+    // Nobody on a pinned socket.
+    let (_, v) = hook_with(
+        "claude-code",
+        data,
+        &[
+            "--url",
+            "unix:/nonexistent/toolgate.sock",
+            "--daemon-uid",
+            "0",
+            "--store",
+            "none",
+        ],
+        &[],
+        &claude("ls"),
+    );
+    assert_eq!(permission(&v), "deny", "{v}");
+    assert!(v.to_string().contains("did not answer"), "{v}");
+}
+
+/// Reads one whole request: its nonce header and its body.
+fn read_request(s: &mut std::net::TcpStream) -> Option<(Option<String>, Vec<u8>)> {
+    use std::io::Read;
+    let mut req = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&req[..head_end]).to_string();
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    };
+    let len: usize = header("content-length")?.parse().ok()?;
+    while req.len() < head_end + 4 + len {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some((
+        header(proof::NONCE_HEADER),
+        req[head_end + 4..head_end + 4 + len].to_vec(),
+    ))
+}
+
+/// A program on 127.0.0.1 posing as the daemon: every check is answered
+/// `allow`, signed with `key` (for the nonce and request it got) when
+/// given, bare otherwise. Its URL.
+fn impostor(key: Option<DaemonKey>) -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        while let Ok((mut s, _)) = l.accept() {
+            let Some((nonce, request)) = read_request(&mut s) else {
+                continue;
+            };
+            let body = r#"{"decision":"allow","risk":"R0","score":1,"layer":"policy","reason":"allowed: ok","elapsed_us":0}"#;
+            let sig = match (&key, nonce) {
+                (Some(k), Some(n)) => format!(
+                    "{}: {}\r\n",
+                    proof::SIGNATURE_HEADER,
+                    k.sign(&proof::message(&n, &request, 200, "allow", body.as_bytes()))
+                ),
+                _ => String::new(),
+            };
+            let _ = s.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\n{sig}content-length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    url
+}
+
+/// The attack of the issue: a 20-line server on the daemon's address that
+/// answers `{"decision":"allow"}`. Believed by nothing pinned; a signature
+/// by the pinned key is what makes an answer count.
+#[test]
+fn a_fake_daemon_answering_allow_is_a_denial() {
+    let data_tmp = temp_dir("impostor");
+    let data = data_tmp.path();
+    let pinned = DaemonKey::from_seed([7; 32]);
+    let key = pinned.public().to_string();
+    let rm = claude("rm -rf ~/important");
+    for (what, signer) in [
+        ("unsigned", None),
+        ("signed by another key", Some(DaemonKey::from_seed([8; 32]))),
+    ] {
+        let url = impostor(signer);
+        let (code, v) = hook_with(
+            "claude-code",
+            data,
+            &["--url", &url, "--daemon-key", &key, "--token", "t"],
+            &[],
+            &rm,
+        );
+        assert_eq!((code, permission(&v)), (0, "deny"), "{what}: {v}");
+        assert!(v.to_string().contains("does not prove"), "{what}: {v}");
+    }
+    // The same program holding the pinned key is believed (the control).
+    let url = impostor(Some(DaemonKey::from_seed([7; 32])));
+    let (_, v) = hook_with(
+        "claude-code",
+        data,
+        &["--url", &url, "--daemon-key", &key, "--token", "t"],
+        &[],
+        &rm,
+    );
+    assert_eq!(permission(&v), "none", "{v}");
 }
 
 /// A daemon on 127.0.0.1 that answers each connection with the next of
@@ -211,10 +362,16 @@ fn every_bad_daemon_answer_is_a_denial() {
         ("TOOLGATE_URL", url.as_str()),
         ("TOOLGATE_AGENT_TOKEN", "x"),
     ];
-    let (code, v) = hook("claude-code", data, &env, &claude("ls"));
-    assert_eq!((code, permission(&v)), (0, "none"), "the control: {v}");
+    // Even whole and valid, an answer without the pinned key's signature
+    // is a denial…
+    let key = DaemonKey::from_seed([3; 32]).public().to_string();
+    let pin = ["--daemon-key", key.as_str()];
+    let (code, v) = hook_with("claude-code", data, &pin, &env, &claude("ls"));
+    assert_eq!((code, permission(&v)), (0, "deny"), "the control: {v}");
+    assert!(v.to_string().contains("no signature"), "the control: {v}");
+    // …and so is each spoiled one.
     for (what, _) in &answers {
-        let (code, v) = hook("claude-code", data, &env, &claude("ls"));
+        let (code, v) = hook_with("claude-code", data, &pin, &env, &claude("ls"));
         assert_eq!((code, permission(&v)), (0, "deny"), "{what}: {v}");
         assert!(v.to_string().contains("daemon"), "{what}: {v}");
     }
@@ -267,16 +424,25 @@ fn the_daemon_path_gives_the_same_answers() {
         ("TOOLGATE_URL", addr.as_str()),
         ("TOOLGATE_AGENT_TOKEN", agent),
     ];
+    // The key the daemon made in its data dir, pinned as install pins it.
+    let key = std::fs::read_to_string(data.join("daemon.pub")).unwrap();
+    let pin = ["--daemon-key", key.trim()];
     let local = dir.join("unused");
     assert_eq!(
-        permission(&hook("claude-code", &local, &env, &claude("ls")).1),
+        permission(&hook_with("claude-code", &local, &pin, &env, &claude("ls")).1),
         "none"
     );
     assert_eq!(
-        permission(&hook("claude-code", &local, &env, &claude("rm -rf /")).1),
+        permission(&hook_with("claude-code", &local, &pin, &env, &claude("rm -rf /")).1),
         "deny"
     );
-    let (_, v) = hook("claude-code", &local, &env, &claude("git push origin main"));
+    let (_, v) = hook_with(
+        "claude-code",
+        &local,
+        &pin,
+        &env,
+        &claude("git push origin main"),
+    );
     assert_eq!(permission(&v), "deny");
     // Nothing was decided locally: the daemon holds the record.
     assert!(!local.join("toolgate.db").exists());
@@ -284,9 +450,103 @@ fn the_daemon_path_gives_the_same_answers() {
         ("TOOLGATE_URL", addr.as_str()),
         ("TOOLGATE_AGENT_TOKEN", "wrong-token-0123456789"),
     ];
-    let (_, v) = hook("claude-code", &local, &bad, &claude("ls"));
+    let (_, v) = hook_with("claude-code", &local, &pin, &bad, &claude("ls"));
     assert_eq!(permission(&v), "deny");
     assert!(v.to_string().contains("401"), "{v}");
+    // Unpinned, the real daemon is not believed either.
+    let (_, v) = hook("claude-code", &local, &env, &claude("ls"));
+    assert_eq!(permission(&v), "deny");
+    assert!(v.to_string().contains("not pinned"), "{v}");
+}
+
+/// A hook command that names its daemon, policy and store reads none of
+/// TOOLGATE_URL, TOOLGATE_POLICY, TOOLGATE_DATA_DIR and TOOLGATE_STORE: an
+/// agent that sets them for the runtime (Claude's `env` in
+/// settings.local.json, Gemini's `.env`) redirects nothing.
+#[test]
+fn a_pinned_hook_ignores_every_variable_pointing_elsewhere() {
+    let dir_tmp = temp_dir("pinned");
+    let dir = dir_tmp.path();
+    let data = dir.join("daemon");
+    let agent = "agent-token-pinned-test-0123456789";
+    let daemon = common::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        &[
+            ("TOOLGATE_AGENT_TOKEN", agent),
+            (
+                "TOOLGATE_OPERATOR_TOKEN",
+                "operator-token-pinned-test-0123456789",
+            ),
+        ],
+    )
+    .expect("the daemon starts");
+    let real = format!("http://{}", daemon.addr);
+    let key = std::fs::read_to_string(data.join("daemon.pub")).unwrap();
+    // Everything the agent could point elsewhere: a fake daemon that
+    // allows all, a policy allowing all, another data dir and store.
+    let fake = impostor(None);
+    let lax = dir.join("lax.toml");
+    std::fs::write(
+        &lax,
+        "[rules]\nallow = [\"exec(rm:*)\"]\n[hooks]\nallow_is_final = true\n",
+    )
+    .unwrap();
+    let elsewhere = dir.join("elsewhere");
+    let hostile = [
+        ("TOOLGATE_URL", fake.as_str()),
+        ("TOOLGATE_POLICY", lax.to_str().unwrap()),
+        ("TOOLGATE_DATA_DIR", elsewhere.to_str().unwrap()),
+        ("TOOLGATE_STORE", "sqlite:/nonexistent/elsewhere"),
+        ("TOOLGATE_AGENT_TOKEN", agent),
+    ];
+    // Through the daemon, pinned: the real daemon answers.
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "").unwrap();
+    let pinned = [
+        "--url",
+        real.as_str(),
+        "--daemon-key",
+        key.trim(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ];
+    let (_, v) = hook_with(
+        "claude-code",
+        &data,
+        &pinned,
+        &hostile,
+        &claude("rm -rf ~/important"),
+    );
+    assert_eq!(permission(&v), "deny", "{v}");
+    assert!(
+        v.to_string().contains("TOOLGATE_"),
+        "the real daemon's reason: {v}"
+    );
+    let (_, v) = hook_with("claude-code", &data, &pinned, &hostile, &claude("ls"));
+    assert_eq!(
+        permission(&v),
+        "none",
+        "the lax policy's allow_is_final is not read: {v}"
+    );
+    // In its own process, pinned to the built-in policy and its data dir.
+    let own = dir.join("own");
+    let local = ["--url", "none", "--policy", "builtin"];
+    let (_, v) = hook_with(
+        "claude-code",
+        &own,
+        &local,
+        &hostile,
+        &claude("rm -rf ~/important"),
+    );
+    assert_eq!(permission(&v), "deny", "{v}");
+    assert!(own.join("toolgate.db").exists(), "recorded where pinned");
+    assert!(!elsewhere.exists(), "nothing where the environment pointed");
+    drop(daemon);
 }
 
 #[test]
@@ -313,8 +573,13 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
     assert_eq!(h["onFailure"], "block");
     assert_eq!(h["timeout"], 10);
     let command = h["command"].as_str().unwrap();
+    // Everything pinned: this binary, the built-in policy, no daemon, the
+    // data dir (the default one, written out).
     assert!(
-        command.contains(" hook claude-code --timeout 10"),
+        command.starts_with(&format!(
+            "{} hook claude-code --timeout 10 --policy builtin --url none --data-dir /",
+            env!("CARGO_BIN_EXE_toolgate")
+        )),
         "{command}"
     );
     assert!(dir.join("settings.json.bak").exists());
@@ -326,9 +591,11 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
 }
 
 /// Install keeps one truth and can be undone: the hook carries the data dir,
-/// daemon URL and policy it was installed with (as flags); a project's entry
-/// names `toolgate` from PATH; the file's key order is kept; no backup
-/// replaces an earlier one; `uninstall` restores the file's settings.
+/// the daemon URL with its key (read from the daemon's daemon.pub), and the
+/// policy it was installed with (as flags), and names this binary by its
+/// absolute path, a project's entry too (only `--portable` names
+/// `toolgate` from PATH); the file's key order is kept; no backup replaces
+/// an earlier one; `uninstall` restores the file's settings.
 #[test]
 fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores() {
     let dir_tmp = temp_dir("install2");
@@ -342,6 +609,9 @@ fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores()
     let policy = dir.join("policy.toml");
     std::fs::write(&policy, "[hooks]\nhost_prompt = false\n").unwrap();
     let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let key = DaemonKey::from_seed([4; 32]).public().to_string();
+    std::fs::write(data.join("daemon.pub"), format!("{key}\n")).unwrap();
     let toolgate = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(args)
@@ -379,10 +649,18 @@ fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores()
         .as_str()
         .unwrap();
     assert!(
-        command.starts_with("toolgate hook claude-code "),
+        command.starts_with(&format!(
+            "{} hook claude-code ",
+            env!("CARGO_BIN_EXE_toolgate")
+        )),
         "{command}"
     );
-    for flag in ["--data-dir", "--policy", "--url http://127.0.0.1:7878"] {
+    for flag in [
+        "--data-dir",
+        "--policy",
+        "--url http://127.0.0.1:7878",
+        &format!("--daemon-key {key}"),
+    ] {
         assert!(command.contains(flag), "{flag} missing: {command}");
     }
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -391,11 +669,21 @@ fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores()
         std::fs::read_to_string(project.join(".claude/settings.json.bak")).unwrap(),
         original
     );
-    // A second install (another setting) keeps the first backup.
+    // A second install (another setting) keeps the first backup; with
+    // nothing named, it pins the built-in policy and no daemon; with
+    // --portable it names `toolgate` from PATH.
     assert!(
-        toolgate(&["install", "claude-code", "--project"])
+        toolgate(&["install", "claude-code", "--project", "--portable"])
             .status
             .success()
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        command,
+        "toolgate hook claude-code --timeout 10 --policy builtin --url none"
     );
     assert_eq!(
         std::fs::read_to_string(project.join(".claude/settings.json.bak")).unwrap(),

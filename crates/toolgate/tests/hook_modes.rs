@@ -16,10 +16,15 @@ use std::time::{Duration, Instant};
 /// guard drops (declare it before anything that uses the directory, such
 /// as a daemon, so that it is dropped after them).
 fn temp_dir(tag: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("tg-modes-{tag}-"))
         .tempdir()
-        .unwrap()
+        .unwrap();
+    // Used as a data directory, which toolgate refuses when it is open to
+    // other users.
+    let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700);
+    std::fs::set_permissions(d.path(), private).unwrap();
+    d
 }
 
 /// `toolgate ARGS` with stdin, the toolgate environment cleared, `env` set.
@@ -277,6 +282,9 @@ fn the_hook_answers_before_the_runtimes_timeout() {
             held.push(s);
         }
     });
+    let key = toolgate_gate::DaemonKey::from_seed([1; 32])
+        .public()
+        .to_string();
     for (runtime, input) in [
         ("codex", claude("bypassPermissions", "ls")),
         (
@@ -296,6 +304,8 @@ fn the_hook_answers_before_the_runtimes_timeout() {
                 "3",
                 "--url",
                 &addr,
+                "--daemon-key",
+                &key,
                 "--token",
                 "t",
             ],

@@ -455,8 +455,9 @@ fn a_cancelled_held_call_is_dropped() {
 
 const AGENT: &str = "agent-token-for-mcp-proxy-tests-0001";
 
-/// `toolgate serve` on the test's data dir: the process and its URL.
-fn daemon_for(d: &Dirs) -> (common::Daemon, String) {
+/// `toolgate serve` on the test's data dir: the process, its URL and its
+/// public key (what a proxy pins with --daemon-key).
+fn daemon_for(d: &Dirs) -> (common::Daemon, String, String) {
     let daemon = common::spawn(
         &[
             "--listen",
@@ -474,18 +475,22 @@ fn daemon_for(d: &Dirs) -> (common::Daemon, String) {
     )
     .unwrap();
     let url = format!("http://{}", daemon.addr);
-    (daemon, url)
+    let key = std::fs::read_to_string(d.data().join("daemon.pub"))
+        .unwrap()
+        .trim()
+        .to_string();
+    (daemon, url, key)
 }
 
 #[test]
 fn through_the_daemon_and_failing_closed_without_it() {
     let d = Dirs::new("daemon");
-    let (daemon, url) = daemon_for(&d);
+    let (daemon, url, key) = daemon_for(&d);
     let agent = AGENT;
     let outside = d.outside_path("x.txt");
     let mut p = Proxy::start(
         &d,
-        &["--wait", "0s"],
+        &["--wait", "0s", "--daemon-key", &key],
         &[("TOOLGATE_URL", &url), ("TOOLGATE_AGENT_TOKEN", agent)],
     );
     p.call(1, "write_file", json!({"path": "in.txt", "content": "ok"}));
@@ -503,7 +508,7 @@ fn through_the_daemon_and_failing_closed_without_it() {
     // The daemon is gone: every call fails closed.
     let mut p = Proxy::start(
         &d,
-        &["--wait", "0s"],
+        &["--wait", "0s", "--daemon-key", &key],
         &[("TOOLGATE_URL", &url), ("TOOLGATE_AGENT_TOKEN", agent)],
     );
     p.call(3, "write_file", json!({"path": "in2.txt", "content": "ok"}));
@@ -516,12 +521,12 @@ fn through_the_daemon_and_failing_closed_without_it() {
 #[test]
 fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
     let d = Dirs::new("daemon-cancel");
-    let (daemon, url) = daemon_for(&d);
+    let (daemon, url, key) = daemon_for(&d);
     let agent = AGENT;
     let outside = d.outside_path("ghost.txt");
     let mut p = Proxy::start(
         &d,
-        &["--wait", "30s"],
+        &["--wait", "30s", "--daemon-key", &key],
         &[("TOOLGATE_URL", &url), ("TOOLGATE_AGENT_TOKEN", agent)],
     );
     p.call(9, "write_file", json!({"path": outside, "content": "x"}));

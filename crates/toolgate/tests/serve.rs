@@ -15,10 +15,15 @@ use std::time::{Duration, Instant};
 /// guard drops (declare it before anything that uses the directory, such
 /// as a daemon, so that it is dropped after them).
 fn temp_dir(tag: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
+    let d = tempfile::Builder::new()
         .prefix(&format!("tg-serve-{tag}-"))
         .tempdir()
-        .unwrap()
+        .unwrap();
+    // Used as a data directory, which toolgate refuses when it is open to
+    // other users.
+    let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700);
+    std::fs::set_permissions(d.path(), private).unwrap();
+    d
 }
 
 fn request(addr: &str, method: &str, path: &str, token: &str, body: &str) -> (u16, Value) {

@@ -98,6 +98,7 @@ port=$(cat "$tmp/fake.port")
 new_run() {
   d="$tmp/$1"
   mkdir -p "$d/ws/.git/hooks" "$d/home" "$d/codex" "$d/data"
+  chmod 700 "$d/data" # toolgate refuses a data directory open to other users
   cat >"$d/codex/config.toml" <<EOF
 model = "gpt-5.5"
 model_provider = "fake"

@@ -91,6 +91,7 @@ api="http://127.0.0.1:$(cat "$tmp/fake.port")"
 new_run() {
   d="$tmp/$1"
   mkdir -p "$d/ws/.git/hooks" "$d/home/.gemini" "$d/data"
+  chmod 700 "$d/data" # toolgate refuses a data directory open to other users
   echo "# the user's shell start-up file" >"$d/home/.bashrc"
   python3 - "$d/home/.gemini/settings.json" "$fs_server" "$d/home" <<'EOF'
 import json, sys

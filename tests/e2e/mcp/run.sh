@@ -734,7 +734,9 @@ else
   echo "      toolgate serve on $serve_url"
   server_cmd f
   # An empty data dir for the proxy: every decision must come from the daemon.
-  proxy_cmd --data-dir "$work/data-f-proxy" mcp-proxy --name fs --url "$serve_url" --token "$agent_token" --wait 15s
+  # Pinned to the daemon's key: an answer it did not sign is a denial.
+  proxy_cmd --data-dir "$work/data-f-proxy" mcp-proxy --name fs --url "$serve_url" \
+    --daemon-key "$(cat "$data_f/daemon.pub")" --token "$agent_token" --wait 15s
   mcp_client f "[$(write_step "$ws/daemon-ok.txt" "allowed by the daemon"),
     $(write_step "$outside/daemon-blocked.txt" "must not be written"),
     $(write_step "$elsewhere/daemon-approved.txt" "approved over the API")]" -- "${proxy[@]}" &

@@ -3,8 +3,9 @@
 //! `/v1/hooks/claude-code`). Claude treats a non-2xx answer or a broken body
 //! as a non-blocking error and runs the call, so every failure here (bad
 //! token, bad input, toolgate failing) is answered 200 with the runtime's
-//! fail-closed denial and the reason. HTTP carries no exit code: the JSON
-//! answer is the whole answer (every runtime's `deny` stops the call).
+//! fail-closed denial and the reason, and so is a runtime name toolgate
+//! does not know (in Claude Code's shape). HTTP carries no exit code: the
+//! JSON answer is the whole answer (every runtime's `deny` stops the call).
 
 use crate::api::read_json;
 use crate::app::App;
@@ -39,12 +40,9 @@ pub async fn hook(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let runtime = Runtime::parse(&name).ok_or_else(|| {
-        ApiError::not_found(format!(
-            "no hook for runtime {name:?}: use one of {}",
-            Runtime::names()
-        ))
-    })?;
+    let Some(runtime) = Runtime::parse(&name) else {
+        return Ok(Json(unknown_runtime(&name)));
+    };
     let answered =
         tokio::time::timeout(HOOK_DEADLINE, answer(&app, runtime, &uri, &headers, body)).await;
     Ok(Json(match answered {
@@ -64,6 +62,33 @@ pub async fn hook(
                 .stdout
         }
     }))
+}
+
+/// The answer for a hook route naming no runtime toolgate knows: a 200
+/// denial in Claude Code's shape (the one runtime that calls these routes
+/// itself), which Claude honours; a 404 would run the call unless the
+/// entry sets `onFailure: "block"`. The other runtimes read `deny` in it
+/// too, or fail closed on a shape they do not know.
+fn unknown_runtime(name: &str) -> Value {
+    let shown: String = name.chars().take(64).collect();
+    Runtime::ClaudeCode
+        .reply_error(&format!(
+            "toolgate: no hook for runtime {shown:?} at this address (use /v1/hooks/<runtime>, \
+             one of {}); the call was not allowed",
+            Runtime::names()
+        ))
+        .stdout
+}
+
+/// The fallback's answer for a path under `/v1/hooks/` that no route
+/// matched (`/v1/hooks/`, `/v1/hooks/a/b`): the same denial, with 200.
+pub fn unknown_hook_path(path: &str) -> Option<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let rest = path.strip_prefix("/v1/hooks")?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    Some(Json(unknown_runtime(rest.trim_start_matches('/'))).into_response())
 }
 
 async fn answer(

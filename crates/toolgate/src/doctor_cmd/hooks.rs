@@ -21,6 +21,9 @@ pub(super) enum Scope {
     User,
     /// The project's (`.claude/settings.json`, `.codex/hooks.json`, …).
     Project,
+    /// The machine's, set by its administrator (`/etc/claude-code/
+    /// managed-settings.json`, `/etc/codex/requirements.toml`, …).
+    System,
 }
 
 /// A settings file that exists and was read.
@@ -141,8 +144,8 @@ pub(super) fn check(spec: &'static Spec, ctx: &Ctx, asked: bool) -> Vec<Finding>
 }
 
 /// The files the runtime reads hooks from: the user's, then the project's
-/// (Claude Code also reads the project's `settings.local.json`). A project
-/// that is the home directory adds nothing.
+/// (Claude Code also reads the project's `settings.local.json`), then the
+/// machine's. A project that is the home directory adds nothing.
 fn settings_paths(spec: &Spec, ctx: &Ctx) -> Vec<(PathBuf, Scope)> {
     let t = spec.install;
     let mut out = Vec::new();
@@ -159,6 +162,10 @@ fn settings_paths(spec: &Spec, ctx: &Ctx) -> Vec<(PathBuf, Scope)> {
             out.push((p, Scope::Project));
         }
     }
+    out.push((
+        crate::setup_cmd::system_file(spec.runtime, &ctx.system_root),
+        Scope::System,
+    ));
     out
 }
 
@@ -169,6 +176,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// A settings file's JSON (`None` when absent or blank, and whether it
 /// needed comments stripped), or why the runtime cannot read its hooks.
 fn read(spec: &Spec, path: &Path) -> Result<Option<(Value, bool)>, String> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        // Codex's system requirements: TOML, hooks inline.
+        return match std::fs::read_to_string(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot be read ({e})")),
+            Ok(t) => crate::setup_cmd::toml_json(&t)
+                .map(|v| Some((v, false)))
+                .map_err(|e| format!("{e}: {} cannot read the hooks in it", spec.title)),
+        };
+    }
     let (value, lenient) = match read_settings(path) {
         Ok(None) => return Ok(None),
         Ok(Some((_, v))) => (v, false),
@@ -252,6 +269,11 @@ pub(super) fn install_command(
     entry: Option<&Value>,
 ) -> String {
     let t = spec.install;
+    if scope == Scope::System {
+        return "as root, run the separated set-up again: sudo toolgate setup separated \
+                (it rewrites toolgate's entry in the system-level file)"
+            .to_string();
+    }
     let mut words = vec!["toolgate".to_string(), "install".into(), spec.name.into()];
     let settings = |words: &mut Vec<String>| {
         words.extend(["--settings".into(), shell_word(&path.to_string_lossy())]);
@@ -268,7 +290,14 @@ pub(super) fn install_command(
         words.extend(["--http".into(), shell_word(base)]);
     } else if let Some(cmd) = entry.and_then(|e| e.get("command")).and_then(Value::as_str) {
         let c = HookCommand::parse(cmd);
-        for flag in ["--policy", "--url", "--data-dir"] {
+        for flag in [
+            "--policy",
+            "--url",
+            "--daemon-key",
+            "--daemon-uid",
+            "--data-dir",
+            "--store",
+        ] {
             if let Some(v) = c.flag(flag) {
                 words.extend([flag.to_string(), shell_word(v)]);
             }

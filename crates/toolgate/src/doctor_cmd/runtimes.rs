@@ -27,7 +27,7 @@ pub(super) fn switches(
     installed: &[(&Settings, Vec<Found>)],
 ) -> Vec<(PathBuf, Note)> {
     match spec.runtime {
-        Runtime::ClaudeCode => claude_switches(ctx, files),
+        Runtime::ClaudeCode => claude_switches(ctx, files, installed),
         Runtime::Gemini => gemini::gemini_switches(ctx, files, installed),
         Runtime::Codex | Runtime::Cursor => Vec::new(),
     }
@@ -50,25 +50,50 @@ pub(super) fn file_notes(
 }
 
 /// Claude Code: `disableAllHooks` (the highest-precedence file that sets
-/// it wins: user < project < project local < managed) and the managed
+/// it wins: user < project < project local < managed; outside the managed
+/// file it does not switch off a managed hook) and the managed
 /// `allowManagedHooksOnly`.
-fn claude_switches(ctx: &Ctx, files: &[Settings]) -> Vec<(PathBuf, Note)> {
+fn claude_switches(
+    ctx: &Ctx,
+    files: &[Settings],
+    installed: &[(&Settings, Vec<Found>)],
+) -> Vec<(PathBuf, Note)> {
     let managed = crate::install_cmd::read_settings(&ctx.claude_managed)
         .ok()
         .flatten()
         .map(|(_, v)| v);
-    let mut sources: Vec<(&Path, &Value)> =
-        files.iter().map(|f| (f.path.as_path(), &f.value)).collect();
+    let mut sources: Vec<(&Path, &Value)> = files
+        .iter()
+        .filter(|f| f.path != ctx.claude_managed)
+        .map(|f| (f.path.as_path(), &f.value))
+        .collect();
     if let Some(m) = &managed {
         sources.push((&ctx.claude_managed, m));
     }
+    let managed_hook = installed
+        .iter()
+        .any(|(f, _)| f.scope == super::hooks::Scope::System || f.path == ctx.claude_managed);
     let mut out = Vec::new();
     let last = sources.iter().rev().find_map(|(p, v)| {
         v.get("disableAllHooks")
             .and_then(Value::as_bool)
             .map(|b| (*p, b))
     });
-    if let Some((path, true)) = last {
+    if let Some((path, true)) = last
+        && managed_hook
+        && path != ctx.claude_managed
+    {
+        out.push((
+            path.to_path_buf(),
+            Note::at(
+                Level::Warn,
+                "\"disableAllHooks\": true: Claude Code runs no user or project hooks; \
+                 toolgate's hook in the managed settings still runs"
+                    .into(),
+                &format!("remove \"disableAllHooks\" from {}", path.display()),
+            ),
+        ));
+    } else if let Some((path, true)) = last {
         out.push((
             path.to_path_buf(),
             Note::at(
@@ -79,11 +104,12 @@ fn claude_switches(ctx: &Ctx, files: &[Settings]) -> Vec<(PathBuf, Note)> {
             ),
         ));
     }
-    if managed
-        .as_ref()
-        .and_then(|m| m.get("allowManagedHooksOnly"))
-        .and_then(Value::as_bool)
-        == Some(true)
+    if !managed_hook
+        && managed
+            .as_ref()
+            .and_then(|m| m.get("allowManagedHooksOnly"))
+            .and_then(Value::as_bool)
+            == Some(true)
     {
         out.push((
             ctx.claude_managed.clone(),
@@ -92,11 +118,8 @@ fn claude_switches(ctx: &Ctx, files: &[Settings]) -> Vec<(PathBuf, Note)> {
                 "\"allowManagedHooksOnly\": true: Claude Code runs only hooks from managed \
                  settings, so toolgate's entries in user and project settings are skipped"
                     .into(),
-                &format!(
-                    "as the administrator of the managed settings: toolgate install claude-code \
-                     --settings {}",
-                    ctx.claude_managed.display()
-                ),
+                "as root, put toolgate's hook in the managed settings: sudo toolgate setup \
+                 separated",
             ),
         ));
     }

@@ -133,16 +133,94 @@ pub(super) fn entry_notes(spec: &Spec, ctx: &Ctx, f: &Found, at: &str, fix: &str
             }
         }
         notes.extend(timing_notes(spec, ctx, f, at, &c, fix));
+        notes.extend(pin_notes(at, &c, fix));
         if spec.runtime == Runtime::Gemini {
             notes.extend(runtimes::gemini_env(ctx, &c, fix));
         }
-    } else if t.timeout_of(e).is_some_and(|d| d < Duration::from_secs(10)) {
+    } else if e.get("url").is_some() {
+        notes.push(Note::at(
+            Level::Warn,
+            format!(
+                "{at} is Claude Code's http hook: Claude believes whatever answers on that \
+                 address (the daemon down, any program on its port) and cannot check the \
+                 daemon's signature; a `toolgate hook` command pinned with --daemon-key can"
+            ),
+            &format!(
+                "{fix} (without --http, with --url and the daemon's key; see \
+                 docs/integrations.md)"
+            ),
+        ));
+    }
+    if e.get("command").is_none() && t.timeout_of(e).is_some_and(|d| d < Duration::from_secs(10)) {
         // Claude Code's HTTP hook: the daemon answers within 8 s.
         notes.push(Note::at(
             Level::Warn,
             format!(
                 "{at}'s timeout is under 10 s; the daemon's hook route may take 8 s, after \
                  which Claude Code blocks the call without toolgate's answer"
+            ),
+            fix,
+        ));
+    }
+    notes
+}
+
+/// Whether the hook's command pins everything it depends on: the binary by
+/// an absolute path, `--url` (a daemon with its key or uid, or `none`),
+/// `--policy` (a file or `builtin`) and the store (`--data-dir`/`--store`).
+/// What it leaves out, the environment the runtime gives the hook decides
+/// (`TOOLGATE_*`, `$HOME`, `$PATH`), and an agent can set that environment
+/// (Claude Code's `env` in `.claude/settings.local.json`, Gemini's `.env`).
+fn pin_notes(at: &str, c: &HookCommand, fix: &str) -> Vec<Note> {
+    let mut loose = Vec::new();
+    if let Some(p) = c.program()
+        && !p.starts_with('/')
+    {
+        loose.push(format!(
+            "it runs {p} found through $PATH or the working directory (a `toolgate` the agent \
+             puts first would answer)"
+        ));
+    }
+    let url = c.flag("--url");
+    if url.is_none() {
+        loose.push("no --url: TOOLGATE_URL picks the daemon it asks".into());
+    }
+    if c.flag("--policy").is_none() {
+        loose.push("no --policy: TOOLGATE_POLICY picks the policy".into());
+    }
+    if c.flag("--data-dir").is_none() && c.flag("--store").is_none() {
+        loose.push(
+            "no --data-dir or --store: TOOLGATE_DATA_DIR, TOOLGATE_STORE or $HOME pick its \
+             state"
+                .into(),
+        );
+    }
+    let mut notes = Vec::new();
+    if !loose.is_empty() {
+        notes.push(Note::at(
+            Level::Warn,
+            format!(
+                "{at} can be redirected by the environment the runtime gives it, which the \
+                 agent can set: {}",
+                loose.join("; ")
+            ),
+            &format!("{fix} (toolgate install pins each of them)"),
+        ));
+    }
+    let daemon = url.and_then(|u| crate::decider::Endpoint::parse(u).ok().flatten());
+    let unpinned = match &daemon {
+        Some(crate::decider::Endpoint::Tcp { .. }) => c.flag("--daemon-key").is_none(),
+        Some(crate::decider::Endpoint::Unix(_)) => c.flag("--daemon-uid").is_none(),
+        None => false,
+    };
+    if unpinned {
+        notes.push(Note::at(
+            Level::Error,
+            format!(
+                "{at} names the daemon {} without pinning it (--daemon-key over TCP, \
+                 --daemon-uid on a socket): the hook believes no such daemon, so every call is \
+                 denied",
+                url.unwrap_or_default()
             ),
             fix,
         ));
@@ -228,7 +306,7 @@ fn timing_notes(
         Some(p) => (Some(p), false),
         None => (ctx.var("TOOLGATE_POLICY"), true),
     };
-    let Some(policy) = policy else {
+    let Some(policy) = policy.filter(|p| *p != crate::decider::BUILTIN) else {
         return notes;
     };
     let path = match policy.strip_prefix("~/") {
@@ -319,9 +397,11 @@ pub(super) fn summary(spec: &Spec, ctx: &Ctx, found: &[Found], facts: &[String])
             "runs {} hook {}{}",
             program.map_or_else(|| "toolgate".into(), |p| p.display().to_string()),
             spec.name,
-            c.flag("--policy")
-                .map(|p| format!(" with the policy {p}"))
-                .unwrap_or_default()
+            match c.flag("--policy") {
+                Some(crate::decider::BUILTIN) => " with the built-in policy".to_string(),
+                Some(p) => format!(" with the policy {p}"),
+                None => String::new(),
+            }
         ));
     } else if let Some(url) = e.get("url").and_then(Value::as_str) {
         parts.push(format!("calls {url}"));

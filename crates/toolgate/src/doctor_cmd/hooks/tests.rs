@@ -53,6 +53,7 @@ impl Fixture {
         match scope {
             Scope::User => self.home.join(t.dir).join(t.file),
             Scope::Project => self.project.join(t.dir).join(t.file),
+            Scope::System => crate::setup_cmd::system_file(r, &self.project.join("no-system-root")),
         }
     }
 
@@ -60,11 +61,39 @@ impl Fixture {
     /// runtime's name on the command line and a timeout of `secs`; for
     /// Codex, trusts the entries too.
     pub(crate) fn install(&self, r: Runtime, scope: Scope, extra: &str, secs: u64) -> PathBuf {
+        self.install_as(r, scope, extra, secs, true)
+    }
+
+    /// As [`Fixture::install`], pinned or not (as an older toolgate
+    /// install wrote it: the runtime's environment then decides).
+    pub(crate) fn install_as(
+        &self,
+        r: Runtime,
+        scope: Scope,
+        extra: &str,
+        secs: u64,
+        pinned: bool,
+    ) -> PathBuf {
         let spec = r.spec();
         let t = spec.install;
         let path = self.path(r, scope);
+        // Pinned as `toolgate install` pins it, except where `extra` says
+        // otherwise.
+        let mut pins = String::new();
+        for (flag, value) in [
+            ("--policy", "builtin".to_string()),
+            ("--url", "none".to_string()),
+            ("--data-dir", self.root.join("data").display().to_string()),
+        ] {
+            if pinned
+                && !extra.contains(flag)
+                && !(flag == "--data-dir" && extra.contains("--store"))
+            {
+                pins.push_str(&format!(" {flag} {value}"));
+            }
+        }
         let cmd = format!(
-            "{} hook {} --timeout {secs}{extra}",
+            "{} hook {} --timeout {secs}{pins}{extra}",
             self.exe.display(),
             spec.name
         );
@@ -254,7 +283,13 @@ fn a_missing_switch_matcher_type_or_event_is_an_error_with_its_edit() {
         .iter()
         .find(|f| f.message.contains("selects only some"))
         .unwrap();
-    assert_eq!(narrow.fix.as_deref(), Some("toolgate install codex"));
+    assert_eq!(
+        narrow.fix.as_deref(),
+        Some(&*format!(
+            "toolgate install codex --policy builtin --url none --data-dir {}",
+            fx.root.join("data").display()
+        ))
+    );
 
     let gemini = fx.install(Runtime::Gemini, Scope::User, "", 10);
     edit(&gemini, |s| {
@@ -457,6 +492,76 @@ fn project_files_are_checked_and_fixed_with_project() {
             &v,
             Level::Error,
             "or run: toolgate install cursor --project"
+        ),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn hooks_the_environment_can_redirect_are_reported_with_the_install_that_pins_them() {
+    let fx = Fixture::new("pins");
+    let ctx = fx.ctx(&[]);
+    let r = Runtime::ClaudeCode;
+    fx.install(r, Scope::User, "", 10);
+    let v = run(r, &ctx);
+    assert!(!has(&v, Level::Warn, "redirected"), "pinned: {v:#?}");
+    // As an older install wrote it: every setting from the environment.
+    fx.install_as(r, Scope::User, "", 10, false);
+    let v = run(r, &ctx);
+    let w = at(&v, Level::Warn).join("\n");
+    for why in [
+        "no --url: TOOLGATE_URL",
+        "no --policy: TOOLGATE_POLICY",
+        "TOOLGATE_DATA_DIR",
+    ] {
+        assert!(w.contains(why), "{why}: {w}");
+    }
+    assert!(w.contains("| toolgate install claude-code"), "{w}");
+    // A `toolgate` found through PATH.
+    let path = fx.path(r, Scope::User);
+    edit(&path, |s| {
+        first_entry(s, "PreToolUse")["command"] =
+            json!("toolgate hook claude-code --policy builtin --url none --data-dir /d");
+    });
+    let bin = fx.exe.parent().unwrap().to_str().unwrap().to_string();
+    let v = run(r, &fx.ctx(&[("PATH", &bin)]));
+    assert!(has(&v, Level::Warn, "found through $PATH"), "{v:#?}");
+    // A daemon named without its pin: the hook denies every call.
+    for url in ["http://127.0.0.1:7878", "unix:/run/toolgate/toolgate.sock"] {
+        fx.install_as(
+            r,
+            Scope::User,
+            &format!(" --url {url} --policy builtin --store none"),
+            10,
+            false,
+        );
+        let v = run(r, &ctx);
+        assert!(has(&v, Level::Error, "without pinning it"), "{url}: {v:#?}");
+    }
+    let key = toolgate_gate::DaemonKey::from_seed([2; 32]).public();
+    fx.install_as(
+        r,
+        Scope::User,
+        &format!(" --url http://127.0.0.1:7878 --daemon-key {key} --policy builtin --data-dir /d"),
+        10,
+        false,
+    );
+    let v = run(r, &ctx);
+    assert!(!has(&v, Level::Error, "pinning"), "{v:#?}");
+    assert!(!has(&v, Level::Warn, "redirected"), "{v:#?}");
+    // Claude's own http hook cannot check the daemon.
+    write_json(
+        &path,
+        &json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "http",
+            "url": "http://127.0.0.1:7878/v1/hooks/claude-code", "timeout": 10,
+            "onFailure": "block"}]}]}}),
+    );
+    let v = run(r, &ctx);
+    assert!(
+        has(
+            &v,
+            Level::Warn,
+            "http hook: Claude believes whatever answers"
         ),
         "{v:#?}"
     );

@@ -19,6 +19,12 @@ pub(super) fn codex_notes(
     found: &[Found],
     fix: &str,
 ) -> Vec<Note> {
+    if file.scope == Scope::System {
+        // Requirements' hooks are managed: they run with no trust entry.
+        return vec![Note::ok(
+            "managed (system requirements): runs with no trust entry".into(),
+        )];
+    }
     let Some(config) = ctx.user_dir(spec).map(|d| d.join("config.toml")) else {
         return vec![Note::at(
             Level::Error,

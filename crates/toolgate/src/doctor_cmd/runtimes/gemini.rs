@@ -13,9 +13,10 @@ use toolgate_core::hooks::Runtime;
 use toolgate_core::hooks::install::Found;
 
 /// Gemini CLI: `hooksConfig.enabled: false` (the workspace's value wins
-/// over the user's) and toolgate's hook named in `hooksConfig.disabled` (a
-/// union over the files). The workspace's file counts only in a trusted
-/// folder.
+/// over the user's, the system override over both) and toolgate's hook
+/// named in `hooksConfig.disabled` (a union over the files, the system
+/// defaults included). The workspace's file counts only in a trusted
+/// folder; a `disabled` entry there is reported either way.
 pub(super) fn gemini_switches(
     ctx: &Ctx,
     files: &[Settings],
@@ -24,7 +25,7 @@ pub(super) fn gemini_switches(
     let trusted = matches!(gemini_trust(ctx), Trust::Trusted(_));
     let loaded: Vec<&Settings> = files
         .iter()
-        .filter(|f| f.scope == Scope::User || trusted)
+        .filter(|f| f.scope != Scope::Project || trusted)
         .collect();
     let mut out = Vec::new();
     let last = loaded.iter().rev().find_map(|f| {
@@ -58,33 +59,60 @@ pub(super) fn gemini_switches(
                 .and_then(Value::as_str)
         })
         .collect();
-    for f in loaded {
-        let Some(list) = f
-            .value
+    // Every `disabled` entry naming toolgate, wherever it is: the list is a
+    // union over all files and nothing system-level overrides it, so one in
+    // a project turns off even the system-level hook. One in a project
+    // Gemini does not trust (yet) takes effect the day it is trusted.
+    let defaults = ctx.system_root.join("etc/gemini-cli/system-defaults.json");
+    let defaults_value = std::fs::read_to_string(&defaults)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&strip_comments(&t)).ok());
+    let mut sources: Vec<(&Path, &Value, bool)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.path.as_path(),
+                &f.value,
+                f.scope != Scope::Project || trusted,
+            )
+        })
+        .collect();
+    if let Some(v) = &defaults_value {
+        sources.push((&defaults, v, true));
+    }
+    for (path, value, in_force) in sources {
+        let Some(list) = value
             .pointer("/hooksConfig/disabled")
             .and_then(Value::as_array)
         else {
             continue;
         };
-        let mut seen = Vec::new();
-        for name in &names {
-            if list.iter().any(|d| d.as_str() == Some(name)) && !seen.contains(name) {
-                seen.push(*name);
-                out.push((
-                    f.path.clone(),
-                    Note::at(
-                        Level::Error,
-                        format!(
-                            "\"hooksConfig\".\"disabled\" lists toolgate's hook ({name}): Gemini \
-                             CLI skips it"
-                        ),
-                        &format!(
-                            "remove it from \"hooksConfig\".\"disabled\" in {}",
-                            f.path.display()
-                        ),
-                    ),
-                ));
+        for d in list.iter().filter_map(Value::as_str) {
+            let ours = names.contains(&d) || d.to_ascii_lowercase().contains("toolgate");
+            if !ours {
+                continue;
             }
+            let shown: String = d.chars().take(120).collect();
+            out.push((
+                path.to_path_buf(),
+                Note::at(
+                    if in_force { Level::Error } else { Level::Warn },
+                    format!(
+                        "\"hooksConfig\".\"disabled\" lists toolgate's hook ({shown}): Gemini \
+                         CLI skips it{}; no system-level setting prevents this, so toolgate's \
+                         hook in /etc/gemini-cli is switched off too",
+                        if in_force {
+                            ""
+                        } else {
+                            " as soon as this folder is trusted"
+                        }
+                    ),
+                    &format!(
+                        "remove it from \"hooksConfig\".\"disabled\" in {}",
+                        path.display()
+                    ),
+                ),
+            ));
         }
     }
     out
@@ -195,7 +223,8 @@ pub(super) fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
         "trust the folder: add \"{project}\": \"TRUST_FOLDER\" to {tf} (or set \
          GEMINI_CLI_TRUST_WORKSPACE=true where Gemini runs){}",
         if scope == Scope::Project {
-            "; or install for the user: toolgate install gemini"
+            "; or install for the user (toolgate install gemini), or for the machine (sudo \
+             toolgate setup separated)"
         } else {
             ""
         }
@@ -204,7 +233,7 @@ pub(super) fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
         (Scope::Project, Trust::Trusted(why)) => {
             Note::ok(format!("Gemini trusts {project} ({why})"))
         }
-        (Scope::User, Trust::Trusted(_)) => return Vec::new(),
+        (Scope::User | Scope::System, Trust::Trusted(_)) => return Vec::new(),
         (Scope::Project, Trust::Untrusted(why)) => Note::at(
             Level::Error,
             format!(
@@ -222,7 +251,7 @@ pub(super) fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
             ),
             &fix,
         ),
-        (Scope::User, Trust::Untrusted(why)) => Note::at(
+        (Scope::User | Scope::System, Trust::Untrusted(why)) => Note::at(
             Level::Warn,
             format!(
                 "Gemini does not trust {project} ({why}): in an untrusted folder it runs no \
@@ -230,7 +259,7 @@ pub(super) fn gemini_notes(ctx: &Ctx, scope: Scope) -> Vec<Note> {
             ),
             &fix,
         ),
-        (Scope::User, Trust::Undecided(why)) => Note::at(
+        (Scope::User | Scope::System, Trust::Undecided(why)) => Note::at(
             Level::Warn,
             format!(
                 "{project} is not (yet) a trusted folder for Gemini ({why}): headless Gemini \

@@ -162,7 +162,7 @@ fn gemini_project_hooks_need_a_trusted_folder_and_user_hooks_warn() {
 #[test]
 fn gemini_settings_only_in_the_environment_are_reported() {
     let fx = Fixture::new("gemini-env");
-    fx.install(Runtime::Gemini, Scope::User, " --data-dir /d", 10);
+    fx.install_as(Runtime::Gemini, Scope::User, " --data-dir /d", 10, false);
     let trusted = ("GEMINI_CLI_TRUST_WORKSPACE", "true");
     let policy = fx.root.join("p.toml");
     std::fs::write(&policy, "").unwrap();
@@ -236,4 +236,102 @@ fn switches_that_turn_every_hook_off_are_errors() {
     // An untrusted project's settings are not read, so they switch nothing off.
     let v = run(Runtime::Gemini, &fx.ctx(&[]));
     assert!(!has(&v, Level::Error, "runs no hooks at all"), "{v:#?}");
+}
+
+#[test]
+fn system_level_hooks_outlast_project_switches_except_gemini_disabled() {
+    use crate::setup_cmd::system_file;
+    let fx = Fixture::new("system");
+    let sys = fx.root.join("sys");
+    let mut ctx = fx.ctx(&[("GEMINI_CLI_TRUST_WORKSPACE", "true")]);
+    ctx.system_root = sys.clone();
+    ctx.claude_managed = system_file(Runtime::ClaudeCode, &sys);
+    let pinned = |r: Runtime| {
+        format!(
+            "{} hook {r} --timeout 10 --policy builtin --url unix:/run/toolgate/toolgate.sock \
+             --daemon-uid 998 --store none",
+            fx.exe.display()
+        )
+    };
+    let put = |r: Runtime| {
+        let spec = r.spec();
+        let file = system_file(r, &sys);
+        let mut v = json!({});
+        spec.install
+            .add(
+                spec.name,
+                &mut v,
+                spec.install
+                    .entry(&pinned(r), std::time::Duration::from_secs(10)),
+            )
+            .unwrap();
+        write_json(&file, &v);
+        file
+    };
+    // Claude Code: the project's disableAllHooks leaves the managed hook on.
+    let managed = put(Runtime::ClaudeCode);
+    write_json(
+        &fx.project.join(".claude/settings.local.json"),
+        &json!({"disableAllHooks": true}),
+    );
+    let v = run(Runtime::ClaudeCode, &ctx);
+    assert!(!has(&v, Level::Error, "disableAllHooks"), "{v:#?}");
+    assert!(
+        has(
+            &v,
+            Level::Warn,
+            "toolgate's hook in the managed settings still runs"
+        ),
+        "{v:#?}"
+    );
+    assert!(
+        v.iter().any(|f| f.level == Level::Ok
+            && f.file.as_deref() == Some(&*managed.to_string_lossy())),
+        "{v:#?}"
+    );
+    // Codex: inline in the system requirements, no trust entry needed.
+    let req = system_file(Runtime::Codex, &sys);
+    std::fs::create_dir_all(req.parent().unwrap()).unwrap();
+    std::fs::write(
+        &req,
+        format!(
+            "[features]\nhooks = true\n\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n\
+             [[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"{}\"\ntimeout = 10\n",
+            pinned(Runtime::Codex)
+        ),
+    )
+    .unwrap();
+    let v = run(Runtime::Codex, &ctx);
+    assert!(
+        v.iter()
+            .any(|f| f.level == Level::Ok && f.message.contains("no trust entry")),
+        "{v:#?}"
+    );
+    // Gemini: a `disabled` entry naming toolgate anywhere switches the
+    // system hook off: an error where it is read, a warning in a folder
+    // Gemini does not trust yet, an error in the system defaults.
+    put(Runtime::Gemini);
+    write_json(
+        &fx.project.join(".gemini/settings.json"),
+        &json!({"hooksConfig": {"disabled": [pinned(Runtime::Gemini)]}}),
+    );
+    let v = run(Runtime::Gemini, &ctx);
+    assert!(has(&v, Level::Error, "lists toolgate's hook"), "{v:#?}");
+    let untrusted = {
+        let mut c = fx.ctx(&[("GEMINI_CLI_TRUST_WORKSPACE", "false")]);
+        c.system_root = sys.clone();
+        c
+    };
+    let v = run(Runtime::Gemini, &untrusted);
+    assert!(
+        has(&v, Level::Warn, "as soon as this folder is trusted"),
+        "{v:#?}"
+    );
+    std::fs::remove_file(fx.project.join(".gemini/settings.json")).unwrap();
+    write_json(
+        &sys.join("etc/gemini-cli/system-defaults.json"),
+        &json!({"hooksConfig": {"disabled": ["/usr/local/bin/toolgate hook gemini"]}}),
+    );
+    let v = run(Runtime::Gemini, &ctx);
+    assert!(has(&v, Level::Error, "system-defaults.json"), "{v:#?}");
 }

@@ -12,6 +12,7 @@ pub mod app;
 pub mod auth;
 pub mod canary;
 pub mod checker;
+mod checkpoints;
 mod dispatch;
 pub mod error;
 pub mod events;
@@ -202,6 +203,7 @@ impl Server {
             sessions: crate::session::Sessions::default(),
             cookie: crate::session::cookie_name(&listen),
             listen,
+            audit_key: std::sync::OnceLock::new(),
         });
         Ok(Server { app, listener })
     }
@@ -225,6 +227,13 @@ impl Server {
         ))
     }
 
+    /// Signs the audit log's checkpoints with `key` (the daemon's key, from
+    /// its data directory): at start, as the log grows, at shutdown; and
+    /// `GET /v1/audit/verify` checks them with its public half.
+    pub fn sign_audit_with(&self, key: Arc<toolgate_gate::DaemonKey>) {
+        let _ = self.app.audit_key.set(key);
+    }
+
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
@@ -245,6 +254,9 @@ impl Server {
             reload::record(&starting, "loaded", &origin, None, "start").await;
         });
         events::spawn_all(&self.app);
+        if let Some(key) = self.app.audit_key.get() {
+            checkpoints::spawn(&self.app, key.clone());
+        }
         reload::start(&self.app);
         let router = router(self.app.clone());
         let app = self.app.clone();
@@ -255,6 +267,9 @@ impl Server {
             app.shutdown.send_replace(true);
         };
         listen::serve(self.listener, router, stop).await;
+        if let Some(key) = self.app.audit_key.get() {
+            checkpoints::at_shutdown(&self.app, key).await;
+        }
         self.app.watchers.stop();
         Ok(())
     }

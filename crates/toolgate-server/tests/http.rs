@@ -63,6 +63,11 @@ fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
 
 /// Starts a daemon on a free port with `policy` written to a file it watches.
 async fn start(policy: &str) -> Daemon {
+    start_with(policy, None).await
+}
+
+/// [`start`], signing the audit log's checkpoints with `key` if given.
+async fn start_with(policy: &str, key: Option<Arc<toolgate_gate::DaemonKey>>) -> Daemon {
     let dir = temp_dir();
     let policy_path = dir.path().join("policy.toml");
     std::fs::write(&policy_path, policy).unwrap();
@@ -79,6 +84,9 @@ async fn start(policy: &str) -> Daemon {
         link_key: None,
     };
     let server = Server::bind(config).await.unwrap();
+    if let Some(key) = key {
+        server.sign_audit_with(key);
+    }
     let url = format!("http://{}", server.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(server.run(async {
@@ -1802,4 +1810,52 @@ async fn a_hold_in_another_process_shows_as_an_agent_waiting() {
     toolgate_gate::mark_waiting(&*d.store, &id, Some(1)).unwrap();
     let (_, a) = d.get(&format!("/v1/approvals/{id}"), Some(OPERATOR)).await;
     assert_eq!(waiting(&a), None, "{a}");
+}
+
+/// The daemon signs the audit log: at start, and at shutdown, so a log
+/// left by a stopped daemon is signed through its last entry; its
+/// `/v1/audit/verify` checks the signatures with its own key.
+#[tokio::test]
+async fn the_daemon_signs_audit_checkpoints_and_verifies_them() {
+    let key = Arc::new(toolgate_gate::DaemonKey::from_seed([5; 32]));
+    let mut d = start_with(DEFAULT_POLICY, Some(key.clone())).await;
+    for i in 0..3 {
+        let (s, _) = d
+            .post(
+                "/v1/check",
+                Some(AGENT),
+                json!({"tool": "exec", "params": {"command": format!("ls d{i}")}}).to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    // The start checkpoint is written in the background.
+    let mut v = Value::Null;
+    for _ in 0..100 {
+        v = d.get("/v1/audit/verify", Some(OPERATOR)).await.1;
+        if v["signatures"]["valid"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["signatures"]["checked"], true, "{v}");
+    assert!(v["signatures"]["valid"].as_u64().unwrap() >= 1, "{v}");
+    // Stopped, the daemon signs once more: nothing is left unsigned.
+    let _ = d.stop.take().unwrap().send(());
+    let rule = toolgate_gate::SigningRule {
+        keys: vec![key.public()],
+        max_unsigned: 0,
+    };
+    let mut last = None;
+    for _ in 0..100 {
+        last = Some(toolgate_gate::verify_signed(&*d.store, &rule));
+        if matches!(last, Some(Ok(_))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, sigs) = last.unwrap().unwrap();
+    assert_eq!(sigs.unsigned_tail, 0);
+    assert!(sigs.valid >= 2, "{sigs:?}");
 }

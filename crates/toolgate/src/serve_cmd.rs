@@ -60,6 +60,10 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         std::env::var("TOOLGATE_OPERATOR_TOKEN").ok(),
     )
     .context("cannot set up the API tokens")?;
+    // The daemon's key signs the audit log's checkpoints (docs/audit.md).
+    let audit_key = Arc::new(
+        toolgate_gate::DaemonKey::load_or_create(&dir).context("cannot set up the daemon's key")?,
+    );
     let policy_path = args.policy.clone();
     let loader = Arc::new(move || {
         toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
@@ -89,6 +93,7 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         .context("cannot start the async runtime")?;
     let served = runtime.block_on(async move {
         let server = Server::bind(config).await.map_err(|e| anyhow!("{e}"))?;
+        server.sign_audit_with(audit_key);
         let addr = server.local_addr()?;
         // A sign-in code is a credential: printed for a person at a
         // terminal, never into a log file.

@@ -944,6 +944,126 @@ async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
     assert_eq!(v["ok"], true);
 }
 
+/// An emptied policy file (nothing but blanks and comments) is rejected on
+/// reload like any broken one: the stricter policy in force stays, and the
+/// error says how to get the built-in default on purpose.
+#[tokio::test]
+async fn an_emptied_policy_is_rejected_on_reload_and_the_old_one_stays() {
+    let stricter =
+        DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
+    let d = start(&stricter).await;
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+    let path = d.dir.path().join("policy.toml");
+    for empty in ["", "# nothing left\n\n   \n"] {
+        std::fs::write(&path, empty).unwrap();
+        let mut rejected = Value::Null;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let state = d.policy_state().await;
+            if state["last_error"].is_string() {
+                rejected = state["last_error"].clone();
+                break;
+            }
+        }
+        let why = rejected
+            .as_str()
+            .expect("the emptied policy was not rejected");
+        assert!(
+            why.contains("empty") && why.contains("remove --policy"),
+            "{why}"
+        );
+        assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+        // Back to a good policy clears the error before the next round.
+        std::fs::write(&path, &stricter).unwrap();
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if d.policy_state().await["last_error"].is_null() {
+                break;
+            }
+        }
+    }
+}
+
+/// A daemon loading through the guard (as `toolgate serve` does) rejects a
+/// reload once the policy became writable by others, and keeps the policy
+/// it had. (As root: a root-owned file passes the guard at start.)
+#[tokio::test]
+async fn a_policy_made_writable_is_rejected_on_reload() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::fs::metadata("/proc/self").map(|m| m.uid()).ok() != Some(0) {
+        eprintln!("skipped: needs root to own a policy the guard accepts");
+        return;
+    }
+    let dir = temp_dir();
+    let path = dir.path().join("policy.toml");
+    let stricter =
+        DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
+    std::fs::write(&path, &stricter).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let guarded = {
+        let path = path.clone();
+        Arc::new(move || {
+            let env = toolgate_bundle::LoadEnv {
+                home: "/home/t".into(),
+                cwd: "/".into(),
+                posture: &|| detect(&Signals::default()),
+            };
+            toolgate_bundle::load_guarded(
+                Some(&path),
+                &env,
+                toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::AnyButRoot),
+            )
+            .map_err(|e| e.to_string())
+        }) as toolgate_server::PolicyLoader
+    };
+    let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
+    let server = Server::bind(ServerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        store: store.clone(),
+        clock: Arc::new(SystemClock),
+        tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
+        policy: PolicySource { loader: guarded },
+        base: Env::new("/home/t", "/home/t/proj"),
+        link_key: None,
+    })
+    .await
+    .unwrap();
+    let url = format!("http://{}", server.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let d = Daemon {
+        url,
+        store,
+        dir,
+        http: client(),
+        stop: Some(stop),
+    };
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+    assert_eq!(std::fs::metadata(&path).unwrap().uid(), 0);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // What an agent would write: the same policy, made lax.
+    std::fs::write(&path, DEFAULT_POLICY).unwrap();
+    let mut rejected = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let state = d.policy_state().await;
+        if state["last_error"].is_string() {
+            rejected = state["last_error"].clone();
+            break;
+        }
+    }
+    let why = rejected
+        .as_str()
+        .expect("the writable policy was not rejected");
+    assert!(
+        why.contains("group or others") && why.contains("--allow-writable-policy"),
+        "{why}"
+    );
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+}
+
 /// A scope profile that permits reading only; `marker` makes each write a
 /// change.
 fn profile(marker: &str) -> String {
@@ -1002,7 +1122,7 @@ impl Daemon {
 /// profile reloads and a change to the old one no longer does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_that_names_another_profile_moves_the_watch_to_it() {
-    let d = start("").await;
+    let d = start("[rules]\n").await;
     let (policy, one, two) = (
         d.dir.path().join("policy.toml"),
         d.dir.path().join("one.profile.md"),
@@ -1049,7 +1169,7 @@ async fn a_reload_that_names_another_profile_moves_the_watch_to_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_reload_keeps_the_policy_and_what_is_watched() {
-    let d = start("").await;
+    let d = start("[rules]\n").await;
     let policy = d.dir.path().join("policy.toml");
     // A policy naming a profile that is not there is rejected.
     std::fs::write(&policy, policy_naming("missing.profile.md")).unwrap();
@@ -1069,7 +1189,7 @@ async fn a_rejected_reload_keeps_the_policy_and_what_is_watched() {
     assert_eq!(state["watched"], shown(&[&policy]), "{state}");
     // The policy file is still watched: fixing it reloads and clears the
     // error.
-    std::fs::write(&policy, "").unwrap();
+    std::fs::write(&policy, "[rules]\n").unwrap();
     assert!(d.reloads_past(0).await, "fixing the policy did not reload");
     assert!(d.policy_state().await["last_error"].is_null());
 }

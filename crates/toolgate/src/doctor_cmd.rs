@@ -18,6 +18,7 @@ mod json5;
 mod openclaw;
 mod report;
 mod runtimes;
+mod writable_policy;
 
 use clap::Args;
 use report::Finding;

@@ -23,6 +23,10 @@ pub(crate) struct ServeArgs {
     /// network over plain HTTP: put TLS in front of it.
     #[arg(long, default_value = "127.0.0.1:7878", env = "TOOLGATE_LISTEN")]
     listen: SocketAddr,
+    /// Serve a policy that a user other than root can change (same-user
+    /// mode); without it such a policy is refused, at start and on reload.
+    #[arg(long)]
+    allow_writable_policy: bool,
 }
 
 pub(crate) fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
@@ -65,8 +69,15 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         toolgate_gate::DaemonKey::load_or_create(&dir).context("cannot set up the daemon's key")?,
     );
     let policy_path = args.policy.clone();
+    let guard = if args.allow_writable_policy {
+        warn_writable(args.policy.as_deref());
+        toolgate_bundle::PolicyGuard::Allowed
+    } else {
+        toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::AnyButRoot)
+    };
     let loader = Arc::new(move || {
-        toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
+        toolgate_bundle::load_guarded(policy_path.as_deref(), &load_env(), guard)
+            .map_err(|e| e.to_string())
     });
     let config = ServerConfig {
         listen: args.listen,
@@ -174,5 +185,25 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = term => {}
+    }
+}
+
+/// Says so when `--allow-writable-policy` lets through a policy others can
+/// change.
+fn warn_writable(policy: Option<&std::path::Path>) {
+    let Some(path) = policy else {
+        return;
+    };
+    let files = [std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())];
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if let Some(w) =
+        toolgate_bundle::agent_writable(&files, toolgate_bundle::Writers::AnyButRoot, &cwd)
+    {
+        eprintln!(
+            "toolgate serve: warning: --allow-writable-policy: {} {}; an agent running as that \
+             user can rewrite the policy (same-user mode: protected by judgement only)",
+            w.path.display(),
+            w.why
+        );
     }
 }

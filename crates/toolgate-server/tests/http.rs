@@ -1979,3 +1979,25 @@ async fn the_daemon_signs_audit_checkpoints_and_verifies_them() {
     assert_eq!(sigs.unsigned_tail, 0);
     assert!(sigs.valid >= 2, "{sigs:?}");
 }
+
+/// A key given twice in any JSON an agent sends is refused: `/v1/check`
+/// answers 400 naming it, the hook endpoint a denial (what the runtime
+/// obeys), whichever copy a reader would keep.
+#[tokio::test]
+async fn a_repeated_json_key_is_refused_at_every_entry_point() {
+    let d = start(DEFAULT_POLICY).await;
+    for body in [
+        r#"{"tool":"exec","params":{"command":"rm -rf /","command":"ls"}}"#,
+        r#"{"tool":"exec","params":{"command":"ls"},"params":{"command":"rm -rf /"}}"#,
+        r#"{"tool":"exec","params":{"command":"ls","env":{"A":"1","\u0041":"2"}}}"#,
+    ] {
+        let (s, v) = d.post("/v1/check", Some(AGENT), body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert!(v.to_string().contains("appears twice"), "{v}");
+    }
+    let hook = r#"{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"rm -rf /","command":"ls"}}"#;
+    let (s, v) = d.post("/v1/hooks/claude-code", Some(AGENT), hook).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(v.to_string().contains("appears twice"), "{v}");
+}

@@ -663,6 +663,36 @@ fn policy_init_show_and_unknown_tool_warnings() {
     assert_eq!(err.lines().count(), 1, "only the unknown tool: {err}");
 }
 
+/// A key given twice in a ToolCall is refused, on stdin (exit 2) and line
+/// by line with `--jsonl` (an error line for that id): one reader would
+/// judge `ls` where another runs `rm -rf /`.
+#[test]
+fn a_repeated_json_key_is_refused() {
+    let out = toolgate(
+        &["check", "--stateless"],
+        r#"{"tool":"exec","params":{"command":"rm -rf /","command":"ls"}}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("appears twice"));
+    let out = toolgate(
+        &["check", "--stateless", "--jsonl"],
+        "{\"id\":1,\"tool\":\"exec\",\"params\":{\"command\":\"ls\"}}\n\
+         {\"id\":2,\"tool\":\"exec\",\"params\":{\"a\":{\"b\":1,\"b\":2},\"command\":\"ls\"}}\n",
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[1]["id"], 2);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("appears twice")
+    );
+}
+
 /// `policy init` writes to the user's config directory, never into the
 /// working directory, and says where it wrote and what that means.
 #[test]

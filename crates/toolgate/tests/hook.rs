@@ -104,6 +104,10 @@ fn every_failure_is_a_denial() {
         "not json",
         "{}",
         r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}"#,
+        // A key given twice: judged as `ls` by one reader, run as `rm -rf /`
+        // by another. Refused, at any depth.
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /","command":"ls"}}"#,
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
     ] {
         let (code, v) = hook("claude-code", data, &[], input);
         assert_eq!((code, permission(&v)), (0, "deny"), "{input}: {v}");

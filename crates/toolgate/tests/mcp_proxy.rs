@@ -231,6 +231,15 @@ fn allowed_calls_reach_the_server_and_blocked_ones_never_do() {
     assert_eq!(a["error"]["code"], -32700, "{a}");
     assert!(!d.server_saw().contains("NaN"));
 
+    // A key given twice, at any depth: refused, never forwarded.
+    p.send_line(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"rm -rf /","command":"ls"}}}"#,
+    );
+    let a = p.next();
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert!(a.to_string().contains("appears twice"), "{a}");
+    assert!(!d.server_saw().contains("rm -rf"), "{}", d.server_saw());
+
     // Other methods pass through.
     p.send_line(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
     assert_eq!(p.next()["result"]["tools"][0]["name"], "write_file");

@@ -13,6 +13,10 @@ pub(super) fn check(
     allowed: bool,
     project: &Path,
 ) -> Option<(Level, String, String)> {
+    // A policy that is not there is reported as unusable, once.
+    if !policy.exists() {
+        return None;
+    }
     let w = toolgate_bundle::agent_writable(
         &[policy.to_path_buf()],
         toolgate_bundle::Writers::ThisUser,

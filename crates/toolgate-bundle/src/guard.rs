@@ -220,7 +220,11 @@ mod tests {
     #[test]
     fn a_file_owned_by_this_user_counts_for_a_hook_and_any_non_root_for_a_daemon() {
         let (_d, file) = tree();
-        let w = agent_writable(&[file.clone()], Writers::ThisUser, Path::new("/"));
+        let w = agent_writable(
+            std::slice::from_ref(&file),
+            Writers::ThisUser,
+            Path::new("/"),
+        );
         if root() {
             // Root's own files never count.
             assert_eq!(w, None);
@@ -236,7 +240,11 @@ mod tests {
     fn group_or_other_write_on_the_file_or_a_directory_counts() {
         let (d, file) = tree();
         chmod(&file, 0o666);
-        let w = agent_writable(&[file.clone()], Writers::AnyButRoot, Path::new("/"));
+        let w = agent_writable(
+            std::slice::from_ref(&file),
+            Writers::AnyButRoot,
+            Path::new("/"),
+        );
         let w = w.unwrap();
         if root() {
             assert_eq!(w.path, file);
@@ -245,7 +253,12 @@ mod tests {
         chmod(&file, 0o644);
         let etc = d.path().join("etc");
         chmod(&etc, 0o777);
-        let w = agent_writable(&[file.clone()], Writers::AnyButRoot, Path::new("/")).unwrap();
+        let w = agent_writable(
+            std::slice::from_ref(&file),
+            Writers::AnyButRoot,
+            Path::new("/"),
+        )
+        .unwrap();
         if root() {
             assert_eq!(w.path, etc);
         }
@@ -260,7 +273,7 @@ mod tests {
     #[test]
     fn inside_the_working_directory_always_counts() {
         let (d, file) = tree();
-        let w = agent_writable(&[file.clone()], Writers::ThisUser, d.path()).unwrap();
+        let w = agent_writable(std::slice::from_ref(&file), Writers::ThisUser, d.path()).unwrap();
         assert!(w.why.contains("working directory"), "{w:?}");
         // `/` as the working directory (a service) is no workspace.
         assert_eq!(
@@ -278,7 +291,12 @@ mod tests {
         chmod(&open, 0o777);
         let link = open.join("policy.toml");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        let w = agent_writable(&[link.clone()], Writers::AnyButRoot, Path::new("/")).unwrap();
+        let w = agent_writable(
+            std::slice::from_ref(&link),
+            Writers::AnyButRoot,
+            Path::new("/"),
+        )
+        .unwrap();
         if root() {
             assert_eq!(w.path, open);
         }

@@ -619,26 +619,28 @@ fn client(word: &str) -> Option<&'static Client> {
     })
 }
 
+/// A name to match, whether it is a family's prefix, and its client.
+type Entry = (&'static str, bool, &'static Client);
+
 /// [`CLIENTS`] and [`FAMILIES`] by the first byte of their name (whole
 /// names first, so `ldappasswd` is not read as the `ldap` family).
-static BY_FIRST_BYTE: std::sync::LazyLock<Vec<Vec<(&'static str, bool, &'static Client)>>> =
-    std::sync::LazyLock::new(|| {
-        let mut table: Vec<Vec<(&'static str, bool, &'static Client)>> = vec![Vec::new(); 128];
-        let all = CLIENTS
-            .iter()
-            .map(|(n, c)| (*n, false, c))
-            .chain(FAMILIES.iter().map(|(n, c)| (*n, true, c)));
-        for (name, prefix, c) in all {
-            if let Some(slot) = name
-                .as_bytes()
-                .first()
-                .and_then(|&b| table.get_mut(usize::from(b)))
-            {
-                slot.push((name, prefix, c));
-            }
+static BY_FIRST_BYTE: std::sync::LazyLock<Vec<Vec<Entry>>> = std::sync::LazyLock::new(|| {
+    let mut table: Vec<Vec<Entry>> = vec![Vec::new(); 128];
+    let all = CLIENTS
+        .iter()
+        .map(|(n, c)| (*n, false, c))
+        .chain(FAMILIES.iter().map(|(n, c)| (*n, true, c)));
+    for (name, prefix, c) in all {
+        if let Some(slot) = name
+            .as_bytes()
+            .first()
+            .and_then(|&b| table.get_mut(usize::from(b)))
+        {
+            slot.push((name, prefix, c));
         }
-        table
-    });
+    }
+    table
+});
 
 /// Clients matched by the start of their name.
 static FAMILIES: &[(&str, Client)] = &[

@@ -50,6 +50,35 @@ pub enum BundleError {
     /// The scope profile does not parse.
     #[error("{0}")]
     Profile(#[from] ProfileError),
+    /// The policy file holds nothing but blanks and comments.
+    #[error(
+        "policy file {} is empty (nothing but blanks and comments), so it would silently mean the \
+         built-in default: write the policy into it, or remove --policy to use the built-in \
+         default on purpose",
+        path.display()
+    )]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The agent's user could change the policy (see
+    /// [`crate::agent_writable`]).
+    #[error(
+        "policy {}: {} {why}, so the agent could rewrite the policy this gate obeys. Keep it where \
+         the agent's user cannot change it (`sudo toolgate setup separated` puts it root-owned in \
+         /etc/toolgate; otherwise chown it to root and remove group/other write), or accept the \
+         risk with --allow-writable-policy (same-user mode)",
+        policy.display(),
+        path.display()
+    )]
+    AgentWritable {
+        /// The policy file.
+        policy: PathBuf,
+        /// The file or directory that makes it writable.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// A `[[test]]` case of the policy failed.
     #[error(
         "policy {origin}: [[test]] {case} expected {expected}, got {got} ({failing} failing; \

@@ -12,10 +12,12 @@
 //! ([`LoadEnv`]).
 
 mod error;
+mod guard;
 #[cfg(test)]
 mod tests;
 
 pub use error::BundleError;
+pub use guard::{PolicyGuard, Writable, Writers, agent_writable};
 
 use std::path::{Path, PathBuf};
 use toolgate_core::paths::{Env, normalize_abs};
@@ -150,6 +152,54 @@ pub fn load(path: Option<&Path>, env: &LoadEnv) -> Result<Bundle, BundleError> {
     Ok(bundle)
 }
 
+/// [`load`], then, unless `guard` is off or allowed, refuses a policy the
+/// agent could change (see [`agent_writable`] for the rule). The built-in
+/// default has no file and always passes.
+pub fn load_guarded(
+    path: Option<&Path>,
+    env: &LoadEnv,
+    guard: PolicyGuard,
+) -> Result<Bundle, BundleError> {
+    let bundle = load(path, env)?;
+    check_guard(bundle.sources(), guard, env)?;
+    Ok(bundle)
+}
+
+/// [`read_policy`], then the check of [`load_guarded`].
+pub fn read_policy_guarded(
+    path: &Path,
+    env: &LoadEnv,
+    guard: PolicyGuard,
+) -> Result<Policy, BundleError> {
+    let policy = read_policy(path, env)?;
+    let mut files = vec![absolute(path, env)];
+    if let Some(profile) = policy.profile() {
+        files.push(absolute(Path::new(&profile.origin), env));
+    }
+    check_guard(&files, guard, env)?;
+    Ok(policy)
+}
+
+/// Refuses `files` (a policy's sources) when `guard` says the agent must
+/// not be able to change them and it could.
+pub fn check_guard(
+    files: &[PathBuf],
+    guard: PolicyGuard,
+    env: &LoadEnv,
+) -> Result<(), BundleError> {
+    let PolicyGuard::Refuse(writers) = guard else {
+        return Ok(());
+    };
+    match agent_writable(files, writers, &env.cwd) {
+        None => Ok(()),
+        Some(w) => Err(BundleError::AgentWritable {
+            policy: files.first().cloned().unwrap_or_default(),
+            path: w.path,
+            why: w.why,
+        }),
+    }
+}
+
 /// Loads the policy at `path` without running its `[[test]]` cases (for a
 /// caller that runs and reports them all, like `toolgate policy test`).
 pub fn load_untested(path: &Path, env: &LoadEnv) -> Result<Bundle, BundleError> {
@@ -176,6 +226,11 @@ pub fn read_policy(path: &Path, env: &LoadEnv) -> Result<Policy, BundleError> {
         path: path.to_path_buf(),
         source,
     })?;
+    if is_blank(&text) {
+        return Err(BundleError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
     let policy = Policy::from_toml_str(&text, &path.display().to_string())?;
     if let Some(stage) = &policy.approvals().model {
         toolgate_model::ModelConfig::from_stage(stage).map_err(|message| {
@@ -206,6 +261,15 @@ pub fn read_policy(path: &Path, env: &LoadEnv) -> Result<Policy, BundleError> {
         .flat_map(|p| spellings(p, env))
         .collect::<Vec<_>>();
     Ok(policy.with_profile(profile.protecting(protected)))
+}
+
+/// Whether a policy text holds nothing but blanks and comments: loaded, it
+/// would mean the built-in default without saying so (a file emptied by
+/// mistake, or by an agent, silently replacing a stricter policy).
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(|l| l.trim_start_matches('\u{feff}').trim())
+        .all(|l| l.is_empty() || l.starts_with('#'))
 }
 
 /// `path` made absolute against the load's working directory, normalized.

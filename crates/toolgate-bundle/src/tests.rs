@@ -118,7 +118,7 @@ fn the_deciding_form_keeps_every_line_of_the_default_policy() {
 #[test]
 fn a_policy_without_a_profile_names_only_itself_and_reads_no_posture() {
     let scene = Scene::new();
-    scene.write("p.toml", "");
+    scene.write("p.toml", "[rules]\n");
     let bundle = scene
         .load(|env| load(Some(Path::new("p.toml")), env))
         .unwrap();
@@ -226,4 +226,110 @@ fn read_policy_gives_the_settings_with_the_profile_attached() {
     assert!(policy.profile().is_some());
     assert_eq!(policy.hooks().hold, std::time::Duration::from_secs(7));
     assert_eq!(scene.posture_reads.get(), 0, "no engine, no posture");
+}
+
+/// A file of nothing but blanks and comments would mean the built-in
+/// default without saying so: refused, naming the way to that on purpose.
+#[test]
+fn an_empty_policy_file_is_refused() {
+    let scene = Scene::new();
+    for text in [
+        "",
+        "\n  \n",
+        "# all gone\n\n   # really\n",
+        "\u{feff}# bom\n",
+    ] {
+        scene.write("p.toml", text);
+        let e = scene
+            .load(|env| load(Some(Path::new("p.toml")), env))
+            .unwrap_err();
+        let m = e.to_string();
+        assert!(
+            matches!(e, BundleError::Empty { .. }) && m.contains("remove --policy"),
+            "{text:?}: {m}"
+        );
+    }
+    // One real line is a policy.
+    scene.write("p.toml", "# mine\n[rules]\ndeny = [\"exec(rm -rf /)\"]\n");
+    assert!(
+        scene
+            .load(|env| load(Some(Path::new("p.toml")), env))
+            .is_ok()
+    );
+}
+
+/// The guard: a policy in the working directory is refused for a hook and
+/// a daemon alike; off or allowed, the same file loads.
+#[test]
+fn a_guarded_load_refuses_a_policy_in_the_workspace() {
+    let scene = Scene::new();
+    scene.write("p.toml", "[rules]\n");
+    for writers in [Writers::ThisUser, Writers::AnyButRoot] {
+        let e = scene
+            .load(|env| load_guarded(Some(Path::new("p.toml")), env, PolicyGuard::Refuse(writers)))
+            .unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, BundleError::AgentWritable { .. }), "{m}");
+        assert!(
+            m.contains("working directory") && m.contains("--allow-writable-policy"),
+            "{m}"
+        );
+        let e = scene
+            .load(|env| read_policy_guarded(Path::new("p.toml"), env, PolicyGuard::Refuse(writers)))
+            .unwrap_err();
+        assert!(matches!(e, BundleError::AgentWritable { .. }));
+    }
+    for guard in [PolicyGuard::Off, PolicyGuard::Allowed] {
+        assert!(
+            scene
+                .load(|env| load_guarded(Some(Path::new("p.toml")), env, guard))
+                .is_ok()
+        );
+    }
+    // The built-in default has no file to guard.
+    assert!(
+        scene
+            .load(|env| load_guarded(None, env, PolicyGuard::Refuse(Writers::ThisUser)))
+            .is_ok()
+    );
+}
+
+/// The scope profile a policy loads is guarded like the policy: a root-
+/// owned, write-protected policy naming a profile others may write is
+/// refused.
+#[test]
+fn the_profile_a_policy_names_is_guarded_too() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let root = std::fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0);
+    let scene = Scene::new();
+    let etc = scene.dir.path().join("etc");
+    std::fs::create_dir(&etc).unwrap();
+    std::fs::write(etc.join("p.toml"), "profile = \"prof.md\"\n").unwrap();
+    std::fs::write(etc.join("prof.md"), PROFILE).unwrap();
+    let set =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    set(scene.dir.path(), 0o755);
+    set(&etc, 0o755);
+    set(&etc.join("p.toml"), 0o644);
+    set(&etc.join("prof.md"), 0o666);
+    let policy = etc.join("p.toml");
+    let guard = PolicyGuard::Refuse(Writers::AnyButRoot);
+    let env = |f: &dyn Fn(&LoadEnv) -> Result<Bundle, BundleError>| {
+        let posture = || toolgate_core::detect(&Default::default());
+        f(&LoadEnv {
+            home: "/home/dev".into(),
+            cwd: "/".into(),
+            posture: &posture,
+        })
+    };
+    let e = env(&|e| load_guarded(Some(&policy), e, guard)).unwrap_err();
+    if root {
+        assert!(e.to_string().contains("prof.md"), "{e}");
+    }
+    set(&etc.join("prof.md"), 0o644);
+    let owned_by_root = std::fs::metadata(&etc).unwrap().uid() == 0;
+    assert_eq!(
+        env(&|e| load_guarded(Some(&policy), e, guard)).is_ok(),
+        root && owned_by_root
+    );
 }

@@ -28,6 +28,7 @@ mod crypto;
 pub mod discord;
 mod fanout;
 mod http;
+mod json;
 mod links;
 mod notice;
 mod replay;

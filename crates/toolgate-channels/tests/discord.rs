@@ -68,12 +68,9 @@ async fn posts_an_embed_with_two_buttons_and_bot_auth() {
     assert_eq!(seen.header("authorization"), Some(&*format!("Bot {TOKEN}")));
     let body = seen.json();
     assert_eq!(body["allowed_mentions"], json!({ "parse": [] }));
-    assert!(
-        body["embeds"][0]["title"]
-            .as_str()
-            .unwrap()
-            .contains("rm -rf")
-    );
+    let description = body["embeds"][0]["description"].as_str().unwrap();
+    assert!(description.contains("rm \\-rf ./build"), "{description}");
+    assert!(description.contains("\\<!channel\\>"), "{description}");
     assert!(body["embeds"].to_string().contains("R3"));
     let row = &body["components"][0];
     assert_eq!(row["type"], 1);
@@ -87,6 +84,40 @@ async fn posts_an_embed_with_two_buttons_and_bot_auth() {
     assert_eq!(buttons[0]["style"], 3);
     assert_eq!(buttons[1]["custom_id"], format!("toolgate_deny:{APPROVAL}"));
     assert_eq!(buttons[1]["style"], 4);
+}
+
+#[tokio::test]
+async fn tricky_text_is_escaped_and_a_long_command_keeps_its_flagged_tail() {
+    let fake = Fake::start(created()).await;
+    let ch = channel(&fake);
+    ch.deliver(&common::tricky_notice()).await.unwrap();
+    let body = fake.only().json();
+    assert_eq!(body["allowed_mentions"], json!({ "parse": [] }));
+    let embed = &body["embeds"][0];
+    let description = embed["description"].as_str().unwrap();
+    assert!(description.chars().count() <= 4096);
+    assert!(description.contains("rm \\-rf \\~"), "{description}");
+    assert!(description.contains("characters cut"), "{description}");
+    // Every `<`, `@`, `[` the agent wrote is escaped (toolgate's own
+    // dashboard link and `<t:…>` time are the only markup).
+    let mut texts = vec![body["content"].as_str().unwrap().to_string()];
+    texts.push(embed["title"].as_str().unwrap().to_string());
+    texts.push(
+        description
+            .replace("[Open in the dashboard](", "")
+            .replace("**Reason:**", ""),
+    );
+    for f in embed["fields"].as_array().unwrap() {
+        texts.push(f["value"].as_str().unwrap().replace("<t:", ""));
+    }
+    for t in &texts {
+        for (i, c) in t.char_indices() {
+            if matches!(c, '<' | '@' | '[' | '*' | '_' | '`') {
+                assert_eq!(t[..i].chars().last(), Some('\\'), "unescaped {c:?} in {t}");
+            }
+        }
+    }
+    assert!(embed["title"].as_str().unwrap().chars().count() <= 256);
 }
 
 #[tokio::test]
@@ -285,6 +316,9 @@ fn bad_signatures_other_keys_and_stale_timestamps_are_refused() {
 
 #[test]
 fn pings_are_answered_and_odd_interactions_refused() {
+    // A key given twice is refused, whichever copy a reader would keep.
+    let e = toolgate_channels::discord::parse_interaction(br#"{"type":1,"type":3}"#).unwrap_err();
+    assert!(e.to_string().contains("appears twice"), "{e}");
     let key = key();
     let now = now_secs();
     let ts = now.to_string();

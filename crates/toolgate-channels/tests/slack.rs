@@ -65,6 +65,7 @@ async fn posts_blocks_with_two_buttons_and_bearer_auth() {
     assert!(text.contains("claude-code") && text.contains("0 of 2 approvals"));
     // The summary's `<!channel>` is escaped, so it notifies no one.
     assert!(text.contains("&lt;!channel&gt;") && !text.contains("<!channel>"));
+    assert!(!body["text"].as_str().unwrap().contains("<!channel>"));
     let actions = actions_of(&body["blocks"]);
     assert_eq!(actions.len(), 1);
     let buttons = actions[0]["elements"].as_array().unwrap();
@@ -75,6 +76,47 @@ async fn posts_blocks_with_two_buttons_and_bearer_auth() {
     assert_eq!(buttons[1]["action_id"], slack::DENY_ACTION);
     assert_eq!(buttons[1]["style"], "danger");
     assert_eq!(buttons[1]["value"], APPROVAL);
+}
+
+#[tokio::test]
+async fn tricky_text_is_literal_and_a_long_command_keeps_its_flagged_tail() {
+    let fake = Fake::start(posted()).await;
+    let ch = channel(&fake);
+    let n = common::tricky_notice();
+    ch.deliver(&n).await.unwrap();
+    let body = fake.only().json();
+    assert_eq!(body["mrkdwn"], false);
+    assert_eq!(body["parse"], "none");
+    let all = body.to_string();
+    for trick in ["<!channel>", "<!here>", "<@U", "<#C", "<http://evil", "<@&"] {
+        assert!(!all.contains(trick), "{trick} reached Slack unescaped");
+    }
+    let text = body["text"].as_str().unwrap();
+    assert!(
+        text.contains("rm -rf ~") && text.contains("characters cut"),
+        "{text}"
+    );
+    let blocks = body["blocks"].as_array().unwrap();
+    let command = blocks[1]["text"]["text"].as_str().unwrap();
+    assert!(command.starts_with("```ls aaa"), "{command}");
+    assert!(
+        command.contains("rm -rf ~") && command.contains("characters cut"),
+        "{command}"
+    );
+    assert!(command.chars().count() <= 3000);
+    // Inside a code block: `*x*` keeps its asterisks.
+    assert!(command.contains("*x*"), "{command}");
+    for b in blocks {
+        if let Some(t) = b["text"]["text"].as_str() {
+            assert!(t.chars().count() <= 3000);
+        }
+        for f in b["fields"].as_array().into_iter().flatten() {
+            let t = f["text"].as_str().unwrap();
+            assert!(t.chars().count() <= 2000);
+            assert!(!t.contains('<') || t.contains("<!date^"), "{t}");
+        }
+    }
+    assert_eq!(blocks[0]["text"]["type"], "plain_text");
 }
 
 #[tokio::test]
@@ -278,6 +320,18 @@ fn a_signed_press_is_a_vote_and_anything_else_is_refused() {
 
 #[test]
 fn payloads_that_are_not_votes_are_refused() {
+    // A key given twice is refused, whichever copy a reader would keep.
+    let dup = format!(
+        "payload={}",
+        form_urlencoded::byte_serialize(
+            br#"{"type":"block_actions","type":"view_submission","actions":[]}"#
+        )
+        .collect::<String>()
+    );
+    let e = parse_interaction(dup.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("appears twice"), "{e}");
+    let two = "payload=%7B%7D&payload=%7B%7D";
+    assert!(parse_interaction(two.as_bytes()).is_err());
     assert!(matches!(
         parse_interaction(&interaction("other_app_button", APPROVAL, "t")),
         Err(CallbackError::NotAVote { .. })

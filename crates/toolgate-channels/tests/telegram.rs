@@ -56,6 +56,26 @@ async fn sends_a_message_with_an_inline_keyboard() {
 }
 
 #[tokio::test]
+async fn mentions_are_broken_and_a_long_command_keeps_its_flagged_tail() {
+    let fake = Fake::start(sent()).await;
+    let ch = channel(&fake);
+    ch.deliver(&common::tricky_notice()).await.unwrap();
+    let body = fake.only().json();
+    assert!(body.get("parse_mode").is_none());
+    let text = body["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 4096);
+    assert!(
+        text.contains("rm -rf ~") && text.contains("characters cut"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("@everyone") && !text.contains("@here"),
+        "{text}"
+    );
+    assert!(text.contains("@\u{2060}everyone"));
+}
+
+#[tokio::test]
 async fn resolution_edits_the_text_and_removes_the_keyboard() {
     let fake = Fake::start(sent()).await;
     let ch = channel(&fake);
@@ -214,6 +234,10 @@ fn a_press_with_the_secret_token_is_a_vote_once() {
 
 #[test]
 fn wrong_or_missing_secrets_and_odd_updates_are_refused() {
+    // A key given twice is refused, whichever copy a reader would keep.
+    let dup = br#"{"update_id":1,"callback_query":{"id":"q","data":"a:0123456789abcdef0123456789abcdef","data":"d:0123456789abcdef0123456789abcdef","from":{"id":1}}}"#;
+    let e = parse_update(dup).unwrap_err();
+    assert!(e.to_string().contains("appears twice"), "{e}");
     assert!(verify_webhook(WEBHOOK_SECRET, Some(WEBHOOK_SECRET)).is_ok());
     assert!(matches!(
         verify_webhook(WEBHOOK_SECRET, Some("tg-webhook-secret_0123456780")),

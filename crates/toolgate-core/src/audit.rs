@@ -10,10 +10,18 @@
 //!
 //! What verification proves: nobody edited, deleted, inserted or reordered
 //! entries without also rewriting every later hash and the head. Someone who
-//! can rewrite the whole database can rewrite the whole chain; export the head
-//! hash somewhere else (`toolgate audit verify` prints it) to catch that.
+//! can rewrite the whole database can rewrite the whole chain; two things
+//! catch that. The daemon signs **checkpoints**: entries of kind
+//! `checkpoint` whose data is the sequence number and hash of the entry
+//! just before, signed with the daemon's key ([`checkpoint_message`] is what
+//! is signed); a rewrite with recomputed hashes breaks every checkpoint
+//! after the rewritten entry, and deleting those leaves more unsigned
+//! entries after the last good one than verification accepts (the rule is
+//! in `docs/audit.md`). And the head hash can be exported somewhere else
+//! (`toolgate audit verify` prints it).
 
 use crate::approval::exact_integers;
+use crate::hex::{hex, unhex};
 use crate::time::rfc3339_ms;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -79,6 +87,8 @@ pub enum AuditKind {
     OperatorChanged,
     /// An emergency bypass started, ended, or approved one approval.
     Bypass,
+    /// The daemon signed the chain's head (see [`checkpoint_message`]).
+    Checkpoint,
 }
 
 impl AuditKind {
@@ -127,6 +137,52 @@ impl AuditEvent {
     }
 }
 
+/// The bytes a checkpoint's signature covers: the sequence number and hash
+/// of the entry it vouches for, under a label no other signature of the
+/// same key can share.
+pub fn checkpoint_message(covers: u64, hash: &[u8; 32]) -> Vec<u8> {
+    format!("toolgate audit checkpoint v1\n{covers}\n{}\n", hex(hash)).into_bytes()
+}
+
+/// The data of a checkpoint entry that vouches for entry `covers` (whose
+/// hash is `hash`): the signer's public key (`ed25519:…`), the signature
+/// (hex) over [`checkpoint_message`], and why it was written (`start`,
+/// `interval`, `shutdown`).
+pub fn checkpoint_data(covers: u64, hash: &[u8; 32], key: &str, sig: &str, why: &str) -> Value {
+    json!({
+        "covers": covers,
+        "hash": hex(hash),
+        "key": key,
+        "sig": sig,
+        "why": why,
+    })
+}
+
+/// A checkpoint entry met while verifying, its claims already checked
+/// against the chain (it vouches for the entry right before it, and that
+/// entry's hash is the one it names); its signature is the caller's to
+/// check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The checkpoint entry's own sequence number.
+    pub seq: u64,
+    /// The entry it vouches for (`seq - 1`).
+    pub covers: u64,
+    /// That entry's hash.
+    pub hash: [u8; 32],
+    /// The signer's public key as written (`ed25519:…`).
+    pub key: String,
+    /// The signature, hex.
+    pub sig: String,
+}
+
+impl Checkpoint {
+    /// What the signature must cover.
+    pub fn message(&self) -> Vec<u8> {
+        checkpoint_message(self.covers, &self.hash)
+    }
+}
+
 /// `SHA-256(prev ‖ text)`.
 pub fn chain_hash(prev: &[u8; 32], text: &[u8]) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -161,6 +217,7 @@ pub struct Verified {
 pub struct ChainVerifier {
     next_seq: u64,
     prev: [u8; 32],
+    checkpoint: Option<Checkpoint>,
 }
 
 impl Default for ChainVerifier {
@@ -168,13 +225,31 @@ impl Default for ChainVerifier {
         ChainVerifier {
             next_seq: 1,
             prev: GENESIS,
+            checkpoint: None,
         }
     }
 }
 
+/// What verification reads of every entry: its number and kind.
 #[derive(Deserialize)]
-struct SeqOnly {
+struct SeqOnly<'a> {
     seq: u64,
+    #[serde(borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// A checkpoint entry's data.
+#[derive(Deserialize)]
+struct CheckpointData {
+    covers: u64,
+    hash: String,
+    key: String,
+    sig: String,
+}
+
+#[derive(Deserialize)]
+struct CheckpointEntry {
+    data: CheckpointData,
 }
 
 impl ChainVerifier {
@@ -205,8 +280,8 @@ impl ChainVerifier {
             };
             return Err(ChainBreak { seq: expected, why });
         }
-        match serde_json::from_str::<SeqOnly>(text) {
-            Ok(s) if s.seq == row_seq => {}
+        let is_checkpoint = match serde_json::from_str::<SeqOnly>(text) {
+            Ok(s) if s.seq == row_seq => s.kind.as_deref() == Some(AuditKind::Checkpoint.as_str()),
             Ok(s) => {
                 return Err(ChainBreak {
                     seq: row_seq,
@@ -222,7 +297,7 @@ impl ChainVerifier {
                     why: "the entry text is not a valid audit entry (edited?)".to_string(),
                 });
             }
-        }
+        };
         let computed = chain_hash(&self.prev, text.as_bytes());
         if &computed != hash {
             let why = if row_seq == 1 {
@@ -236,9 +311,52 @@ impl ChainVerifier {
             };
             return Err(ChainBreak { seq: row_seq, why });
         }
+        self.checkpoint = if is_checkpoint {
+            Some(self.read_checkpoint(row_seq, text)?)
+        } else {
+            None
+        };
         self.prev = *hash;
         self.next_seq += 1;
         Ok(())
+    }
+
+    /// The checkpoint the entry just pushed was, if it was one.
+    pub fn take_checkpoint(&mut self) -> Option<Checkpoint> {
+        self.checkpoint.take()
+    }
+
+    /// Reads checkpoint entry `seq` and checks its claims against the chain
+    /// read so far: it vouches for the entry right before it, by that
+    /// entry's hash.
+    fn read_checkpoint(&self, seq: u64, text: &str) -> Result<Checkpoint, ChainBreak> {
+        let bad = |why: String| ChainBreak { seq, why };
+        let entry: CheckpointEntry = serde_json::from_str(text).map_err(|e| {
+            bad(format!(
+                "a checkpoint entry without its fields ({e}) (edited?)"
+            ))
+        })?;
+        let d = entry.data;
+        let mut hash = [0u8; 32];
+        unhex(&d.hash, &mut hash)
+            .ok_or_else(|| bad("a checkpoint whose hash is not 64 hex digits (edited?)".into()))?;
+        if d.covers + 1 != seq || hash != self.prev {
+            return Err(bad(format!(
+                "a checkpoint that vouches for entry {} with hash {}…, but the entry before it \
+                 is {} with hash {}… (moved or forged?)",
+                d.covers,
+                &d.hash.get(..12).unwrap_or(&d.hash),
+                seq - 1,
+                &hex(&self.prev)[..12]
+            )));
+        }
+        Ok(Checkpoint {
+            seq,
+            covers: d.covers,
+            hash,
+            key: d.key,
+            sig: d.sig,
+        })
     }
 
     /// Ends verification against the head the store recorded (`None` when it

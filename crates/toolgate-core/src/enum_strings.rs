@@ -224,6 +224,7 @@ fn audit_kind() {
         (AuditKind::MemoryChanged, "memory.changed"),
         (AuditKind::OperatorChanged, "operator.changed"),
         (AuditKind::Bypass, "bypass"),
+        (AuditKind::Checkpoint, "checkpoint"),
     ];
     pinned(&t, AuditKind::as_str);
     for (v, s) in t {

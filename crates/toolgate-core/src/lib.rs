@@ -45,7 +45,10 @@ pub use approval::{
     unbindable_number,
 };
 pub use approvers::{Approver, FactorVote, RulesApprover, is_unsure};
-pub use audit::{AuditEvent, AuditKind, ChainBreak, ChainVerifier, GENESIS, Verified, chain_hash};
+pub use audit::{
+    AuditEvent, AuditKind, ChainBreak, ChainVerifier, Checkpoint, GENESIS, Verified, chain_hash,
+    checkpoint_data, checkpoint_message,
+};
 pub use bypass::{BYPASS_RULE, BYPASSABLE, check_layers, lift, parse_layer};
 pub use engine::{Assessment, Engine, LayerVerdict};
 pub use hex::{hex, unhex};

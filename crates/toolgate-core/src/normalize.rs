@@ -419,7 +419,7 @@ fn bridge_parts(
         match params.get(*k) {
             None | Some(Value::Null) => {}
             Some(Value::Object(m)) => nested_objects.push(m.clone()),
-            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Some(Value::String(text)) => match crate::input::parse_embedded_json(text) {
                 Ok(Value::Object(m)) => nested_objects.push(m),
                 _ => bad = bad.or(Some(*k)),
             },

@@ -31,7 +31,10 @@ pub mod posture;
 mod resolution;
 mod waiting;
 
-pub use audit_log::{ExportedEntry, check_anchor, export, verify};
+pub use audit_log::{
+    CHECKPOINT_EVERY, CHECKPOINT_SECS, DEFAULT_MAX_UNSIGNED, ExportedEntry, Signatures,
+    SigningRule, check_anchor, export, verify, verify_signed, write_checkpoint,
+};
 pub use bypass::{MAX_BYPASS, bypass_approval, end_bypass, start_bypass};
 pub use clock::{Clock, ManualClock, SystemClock, random_hex};
 pub use copy::{Copied, PROGRESS_EVERY, copy_store};

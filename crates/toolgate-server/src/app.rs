@@ -125,6 +125,9 @@ pub struct App {
     /// The session cookie's name (per port: browsers share cookies across
     /// the ports of one host).
     pub cookie: String,
+    /// The daemon's key, when it signs the audit log's checkpoints
+    /// ([`crate::Server::sign_audit_with`]).
+    pub audit_key: std::sync::OnceLock<Arc<toolgate_gate::DaemonKey>>,
 }
 
 /// How a browser proves a cookie-authenticated request is its own page's.

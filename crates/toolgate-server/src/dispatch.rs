@@ -82,7 +82,21 @@ fn notice(app: &App, a: &Approval) -> Notice {
         approve_url: None,
         deny_url: None,
         dashboard_url: Some(format!("http://{}/#approval/{}", app.listen, a.id)),
+        flagged: flagged(a),
     }
+}
+
+/// The sub-commands the findings are about, strongest first, once each:
+/// what a chat notice must show however long the command.
+fn flagged(a: &Approval) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in a.findings.iter().filter_map(|f| f.command.as_deref()) {
+        let c = toolgate_core::visible_line(c).into_owned();
+        if !c.trim().is_empty() && !out.contains(&c) && out.len() < 8 {
+            out.push(c);
+        }
+    }
+    out
 }
 
 async fn request(app: &Arc<App>, a: &Approval) {

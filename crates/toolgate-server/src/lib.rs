@@ -12,6 +12,7 @@ pub mod app;
 pub mod auth;
 pub mod canary;
 pub mod checker;
+mod checkpoints;
 mod dispatch;
 pub mod error;
 pub mod events;
@@ -278,6 +279,7 @@ impl Server {
             sessions: crate::session::Sessions::default(),
             cookie: crate::session::cookie_name(&listen),
             listen,
+            audit_key: std::sync::OnceLock::new(),
         });
         Ok(Server {
             app,
@@ -304,6 +306,20 @@ impl Server {
             self.app.listen,
             api::session::link_path(&code)
         ))
+    }
+
+    /// Signs the audit log's checkpoints with `key` (the daemon's key, from
+    /// its data directory): at start, as the log grows, at shutdown; and
+    /// `GET /v1/audit/verify` checks them with its public half.
+    pub fn sign_audit_with(&self, key: Arc<toolgate_gate::DaemonKey>) {
+        let _ = self.app.audit_key.set(key);
+    }
+
+    /// The key the daemon signs its answers with (the one given in
+    /// [`Listening`], or a fresh one): what [`Server::sign_audit_with`]
+    /// should be handed, so one key vouches for both.
+    pub fn daemon_key(&self) -> Arc<DaemonKey> {
+        self.key.clone()
     }
 
     /// The address actually bound (useful with port 0); an error when the
@@ -344,6 +360,9 @@ impl Server {
             reload::record(&starting, "loaded", &origin, None, "start").await;
         });
         events::spawn_all(&self.app);
+        if let Some(key) = self.app.audit_key.get() {
+            checkpoints::spawn(&self.app, key.clone());
+        }
         reload::start(&self.app);
         let full = router(self.app.clone(), self.key.clone());
         let app = self.app.clone();
@@ -369,6 +388,9 @@ impl Server {
         listen::serve_on(tcp, unix, stop).await;
         if let Some(p) = socket_path {
             let _ = std::fs::remove_file(p);
+        }
+        if let Some(key) = self.app.audit_key.get() {
+            checkpoints::at_shutdown(&self.app, key).await;
         }
         self.app.watchers.stop();
         Ok(())

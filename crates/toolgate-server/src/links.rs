@@ -6,7 +6,7 @@
 use crate::app::App;
 use crate::error::ApiError;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use std::sync::Arc;
 use toolgate_channels::{LinkAction, LinkClaims};
@@ -31,13 +31,39 @@ pub fn pair(
     (url(LinkAction::Approve), url(LinkAction::Deny))
 }
 
+/// The link page's Content Security Policy: no script, no style, no
+/// image, nothing fetched; its one form posts back to itself; no page may
+/// frame it (a framed page could trick a click on its button).
+const LINK_PAGE_CSP: &str =
+    "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Every answer of the link endpoints: the page may hold an approval's
+/// command and its URL holds a one-time token, so it is never cached,
+/// framed, or named to another site in a `Referer`.
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\">\
-         <title>toolgate: {title}</title><body style=\"font:16px system-ui;max-width:40em;margin:2em auto\">\
+         <meta name=referrer content=no-referrer><title>toolgate: {title}</title><body>\
          <h1>{title}</h1>{body}</body>"
     );
-    (status, Html(html)).into_response()
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(LINK_PAGE_CSP),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
 }
 
 fn escape(s: &str) -> String {

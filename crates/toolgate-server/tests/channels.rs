@@ -479,6 +479,7 @@ api_base = "{base}/api"
         .await
         .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
+    assert_link_page_is_locked_down(page.headers());
     assert_eq!(
         d.approval(&id).await["state"],
         "pending",
@@ -491,6 +492,7 @@ api_base = "{base}/api"
         .await
         .unwrap();
     assert_eq!(used.status(), StatusCode::OK);
+    assert_link_page_is_locked_down(used.headers());
     let shown = d.approval(&id).await;
     assert_eq!(shown["state"], "approved", "{shown}");
     assert_eq!(shown["votes"][1]["channel"], "link");
@@ -501,6 +503,40 @@ api_base = "{base}/api"
         .await
         .unwrap();
     assert_ne!(again.status(), StatusCode::OK);
+    assert_link_page_is_locked_down(again.headers());
+    // A link that does not verify gets the same page headers.
+    let bad = d
+        .http
+        .get(format!("{}/v1/links/not-a-link", d.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    assert_link_page_is_locked_down(bad.headers());
+    let body = bad.text().await.unwrap();
+    assert!(
+        !body.contains("<script") && !body.contains("style="),
+        "{body}"
+    );
+}
+
+/// The one-time link page: strict CSP (no script, nothing loaded, no
+/// framing), never cached, never framed, never a referrer.
+fn assert_link_page_is_locked_down(h: &reqwest::header::HeaderMap) {
+    let csp = h["content-security-policy"].to_str().unwrap();
+    for directive in [
+        "default-src 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+    assert!(!csp.contains("unsafe"), "{csp}");
+    assert_eq!(h["cache-control"], "no-store");
+    assert_eq!(h["x-frame-options"], "DENY");
+    assert_eq!(h["referrer-policy"], "no-referrer");
+    assert_eq!(h["x-content-type-options"], "nosniff");
 }
 
 #[tokio::test]

@@ -63,6 +63,11 @@ fn loader_for(path: &Path) -> toolgate_server::PolicyLoader {
 
 /// Starts a daemon on a free port with `policy` written to a file it watches.
 async fn start(policy: &str) -> Daemon {
+    start_with(policy, None).await
+}
+
+/// [`start`], signing the audit log's checkpoints with `key` if given.
+async fn start_with(policy: &str, key: Option<Arc<toolgate_gate::DaemonKey>>) -> Daemon {
     let dir = temp_dir();
     let policy_path = dir.path().join("policy.toml");
     std::fs::write(&policy_path, policy).unwrap();
@@ -79,6 +84,9 @@ async fn start(policy: &str) -> Daemon {
         link_key: None,
     };
     let server = Server::bind(config).await.unwrap();
+    if let Some(key) = key {
+        server.sign_audit_with(key);
+    }
     let url = format!("http://{}", server.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(server.run(async {
@@ -1085,6 +1093,126 @@ async fn the_policy_reloads_on_change_and_a_bad_one_is_rejected() {
     assert_eq!(v["ok"], true);
 }
 
+/// An emptied policy file (nothing but blanks and comments) is rejected on
+/// reload like any broken one: the stricter policy in force stays, and the
+/// error says how to get the built-in default on purpose.
+#[tokio::test]
+async fn an_emptied_policy_is_rejected_on_reload_and_the_old_one_stays() {
+    let stricter =
+        DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
+    let d = start(&stricter).await;
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+    let path = d.dir.path().join("policy.toml");
+    for empty in ["", "# nothing left\n\n   \n"] {
+        std::fs::write(&path, empty).unwrap();
+        let mut rejected = Value::Null;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let state = d.policy_state().await;
+            if state["last_error"].is_string() {
+                rejected = state["last_error"].clone();
+                break;
+            }
+        }
+        let why = rejected
+            .as_str()
+            .expect("the emptied policy was not rejected");
+        assert!(
+            why.contains("empty") && why.contains("remove --policy"),
+            "{why}"
+        );
+        assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+        // Back to a good policy clears the error before the next round.
+        std::fs::write(&path, &stricter).unwrap();
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if d.policy_state().await["last_error"].is_null() {
+                break;
+            }
+        }
+    }
+}
+
+/// A daemon loading through the guard (as `toolgate serve` does) rejects a
+/// reload once the policy became writable by others, and keeps the policy
+/// it had. (As root: a root-owned file passes the guard at start.)
+#[tokio::test]
+async fn a_policy_made_writable_is_rejected_on_reload() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::fs::metadata("/proc/self").map(|m| m.uid()).ok() != Some(0) {
+        eprintln!("skipped: needs root to own a policy the guard accepts");
+        return;
+    }
+    let dir = temp_dir();
+    let path = dir.path().join("policy.toml");
+    let stricter =
+        DEFAULT_POLICY.replacen("always_ask = []", "always_ask = [\"exec(cowsay:*)\"]", 1);
+    std::fs::write(&path, &stricter).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let guarded = {
+        let path = path.clone();
+        Arc::new(move || {
+            let env = toolgate_bundle::LoadEnv {
+                home: "/home/t".into(),
+                cwd: "/".into(),
+                posture: &|| detect(&Signals::default()),
+            };
+            toolgate_bundle::load_guarded(
+                Some(&path),
+                &env,
+                toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::AnyButRoot),
+            )
+            .map_err(|e| e.to_string())
+        }) as toolgate_server::PolicyLoader
+    };
+    let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
+    let server = Server::bind(ServerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        store: store.clone(),
+        clock: Arc::new(SystemClock),
+        tokens: Tokens::new(AGENT, OPERATOR).unwrap(),
+        policy: PolicySource { loader: guarded },
+        base: Env::new("/home/t", "/home/t/proj"),
+        link_key: None,
+    })
+    .await
+    .unwrap();
+    let url = format!("http://{}", server.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let d = Daemon {
+        url,
+        store,
+        dir,
+        http: client(),
+        stop: Some(stop),
+    };
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+    assert_eq!(std::fs::metadata(&path).unwrap().uid(), 0);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // What an agent would write: the same policy, made lax.
+    std::fs::write(&path, DEFAULT_POLICY).unwrap();
+    let mut rejected = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let state = d.policy_state().await;
+        if state["last_error"].is_string() {
+            rejected = state["last_error"].clone();
+            break;
+        }
+    }
+    let why = rejected
+        .as_str()
+        .expect("the writable policy was not rejected");
+    assert!(
+        why.contains("group or others") && why.contains("--allow-writable-policy"),
+        "{why}"
+    );
+    assert_eq!(d.check(exec("cowsay hi")).await["decision"], "escalate");
+}
+
 /// A scope profile that permits reading only; `marker` makes each write a
 /// change.
 fn profile(marker: &str) -> String {
@@ -1143,7 +1271,7 @@ impl Daemon {
 /// profile reloads and a change to the old one no longer does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_that_names_another_profile_moves_the_watch_to_it() {
-    let d = start("").await;
+    let d = start("[rules]\n").await;
     let (policy, one, two) = (
         d.dir.path().join("policy.toml"),
         d.dir.path().join("one.profile.md"),
@@ -1190,7 +1318,7 @@ async fn a_reload_that_names_another_profile_moves_the_watch_to_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_reload_keeps_the_policy_and_what_is_watched() {
-    let d = start("").await;
+    let d = start("[rules]\n").await;
     let policy = d.dir.path().join("policy.toml");
     // A policy naming a profile that is not there is rejected.
     std::fs::write(&policy, policy_naming("missing.profile.md")).unwrap();
@@ -1210,7 +1338,7 @@ async fn a_rejected_reload_keeps_the_policy_and_what_is_watched() {
     assert_eq!(state["watched"], shown(&[&policy]), "{state}");
     // The policy file is still watched: fixing it reloads and clears the
     // error.
-    std::fs::write(&policy, "").unwrap();
+    std::fs::write(&policy, "[rules]\n").unwrap();
     assert!(d.reloads_past(0).await, "fixing the policy did not reload");
     assert!(d.policy_state().await["last_error"].is_null());
 }
@@ -2079,4 +2207,74 @@ async fn one_session_cannot_take_every_open_approval() {
     let other = json!({"tool": "exec", "params": {"command": "kubectl delete pod api-1"}, "session": "other", "agent": "main"});
     let v = d.check(other).await;
     assert_eq!(v["decision"], "escalate", "{v}");
+}
+
+/// The daemon signs the audit log: at start, and at shutdown, so a log
+/// left by a stopped daemon is signed through its last entry; its
+/// `/v1/audit/verify` checks the signatures with its own key.
+#[tokio::test]
+async fn the_daemon_signs_audit_checkpoints_and_verifies_them() {
+    let key = Arc::new(toolgate_gate::DaemonKey::from_seed([5; 32]));
+    let mut d = start_with(DEFAULT_POLICY, Some(key.clone())).await;
+    for i in 0..3 {
+        let (s, _) = d
+            .post(
+                "/v1/check",
+                Some(AGENT),
+                json!({"tool": "exec", "params": {"command": format!("ls d{i}")}}).to_string(),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    // The start checkpoint is written in the background.
+    let mut v = Value::Null;
+    for _ in 0..100 {
+        v = d.get("/v1/audit/verify", Some(OPERATOR)).await.1;
+        if v["signatures"]["valid"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["signatures"]["checked"], true, "{v}");
+    assert!(v["signatures"]["valid"].as_u64().unwrap() >= 1, "{v}");
+    // Stopped, the daemon signs once more: nothing is left unsigned.
+    let _ = d.stop.take().unwrap().send(());
+    let rule = toolgate_gate::SigningRule {
+        keys: vec![key.public()],
+        max_unsigned: 0,
+    };
+    let mut last = None;
+    for _ in 0..100 {
+        last = Some(toolgate_gate::verify_signed(&*d.store, &rule));
+        if matches!(last, Some(Ok(_))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, sigs) = last.unwrap().unwrap();
+    assert_eq!(sigs.unsigned_tail, 0);
+    assert!(sigs.valid >= 2, "{sigs:?}");
+}
+
+/// A key given twice in any JSON an agent sends is refused: `/v1/check`
+/// answers 400 naming it, the hook endpoint a denial (what the runtime
+/// obeys), whichever copy a reader would keep.
+#[tokio::test]
+async fn a_repeated_json_key_is_refused_at_every_entry_point() {
+    let d = start(DEFAULT_POLICY).await;
+    for body in [
+        r#"{"tool":"exec","params":{"command":"rm -rf /","command":"ls"}}"#,
+        r#"{"tool":"exec","params":{"command":"ls"},"params":{"command":"rm -rf /"}}"#,
+        r#"{"tool":"exec","params":{"command":"ls","env":{"A":"1","\u0041":"2"}}}"#,
+    ] {
+        let (s, v) = d.post("/v1/check", Some(AGENT), body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert!(v.to_string().contains("appears twice"), "{v}");
+    }
+    let hook = r#"{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"rm -rf /","command":"ls"}}"#;
+    let (s, v) = d.post("/v1/hooks/claude-code", Some(AGENT), hook).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(v.to_string().contains("appears twice"), "{v}");
 }

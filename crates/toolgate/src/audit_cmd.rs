@@ -23,6 +23,21 @@ pub(crate) enum AuditCommand {
         /// Catches a chain cut and re-headed, or rewritten wholesale.
         #[arg(long, value_name = "SEQ:HASH")]
         expect_head: Option<String>,
+        /// The daemon's public key (`ed25519:…`, from its `daemon.pub`)
+        /// whose signed checkpoints must vouch for the log; may be given
+        /// more than once (several daemons on one store). Default: the
+        /// data directory's `daemon.pub`, if there is one.
+        #[arg(long, value_name = "ed25519:HEX")]
+        key: Vec<String>,
+        /// Check no signatures, even with a `daemon.pub` in the data
+        /// directory (a log no daemon ever signed).
+        #[arg(long, conflicts_with = "key")]
+        no_key: bool,
+        /// Most entries that may follow the last signed checkpoint (the
+        /// daemon signs at start, every 1,000 entries or 10 s, and at
+        /// shutdown; 0 right after a shutdown is the strictest check).
+        #[arg(long, value_name = "N", default_value_t = toolgate_gate::DEFAULT_MAX_UNSIGNED)]
+        max_unsigned: u64,
     },
     /// Show the last entries.
     Tail {
@@ -60,7 +75,13 @@ pub(crate) fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
 fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
     let store = data.open()?;
     match cmd {
-        AuditCommand::Verify { json, expect_head } => {
+        AuditCommand::Verify {
+            json,
+            expect_head,
+            key,
+            no_key,
+            max_unsigned,
+        } => {
             let anchor = match expect_head.as_deref().map(parse_anchor).transpose() {
                 Ok(a) => a,
                 Err(e) => {
@@ -68,19 +89,27 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            let result = toolgate_gate::verify(&*store).and_then(|v| {
+            let keys = match signing_keys(&key, no_key, data) {
+                Ok(k) => k,
+                Err(e) => {
+                    eprintln!("toolgate audit verify: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let rule = toolgate_gate::SigningRule { keys, max_unsigned };
+            let result = toolgate_gate::verify_signed(&*store, &rule).and_then(|v| {
                 if let Some((seq, hash)) = &anchor {
                     toolgate_gate::check_anchor(&*store, *seq, hash)?;
                 }
                 Ok(v)
             });
             match result {
-                Ok(v) => {
+                Ok((v, sigs)) => {
                     let head = toolgate_core::hex(&v.head_hash);
                     if json {
                         println!(
                             "{}",
-                            serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head})
+                            serde_json::json!({"ok": true, "entries": v.entries, "head_seq": v.head_seq, "head_hash": head, "signatures": sigs})
                         );
                     } else {
                         println!(
@@ -88,6 +117,18 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
                              it to --expect-head later)",
                             v.entries, v.head_seq
                         );
+                        if sigs.checked {
+                            println!(
+                                "signed by the daemon's key: {} checkpoints, through entry {}; {} \
+                                 entries after the last (at most {max_unsigned} allowed)",
+                                sigs.valid, sigs.signed_through, sigs.unsigned_tail
+                            );
+                        } else {
+                            println!(
+                                "no daemon key given: checkpoint signatures not checked (pass --key \
+                                 ed25519:… from the daemon's daemon.pub)"
+                            );
+                        }
                     }
                     Ok(ExitCode::SUCCESS)
                 }
@@ -244,4 +285,29 @@ fn human(e: &ExportedEntry) -> String {
         what
     );
     toolgate_core::visible_line(&line).into_owned()
+}
+
+/// The keys checkpoints are checked with: those given, else the data
+/// directory's `daemon.pub` when there is one, none with `--no-key`.
+fn signing_keys(
+    given: &[String],
+    no_key: bool,
+    data: &DataDirArgs,
+) -> Result<Vec<toolgate_gate::PublicKey>> {
+    if no_key {
+        return Ok(Vec::new());
+    }
+    if !given.is_empty() {
+        return given
+            .iter()
+            .map(|k| toolgate_gate::PublicKey::parse(k).map_err(|e| anyhow::anyhow!("--key: {e}")))
+            .collect();
+    }
+    let path = data.resolve().0.join(toolgate_gate::PUBLIC_FILE);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let key = toolgate_gate::PublicKey::read(&path)
+        .map_err(|e| anyhow::anyhow!("{e}: pass --key ed25519:… or --no-key"))?;
+    Ok(vec![key])
 }

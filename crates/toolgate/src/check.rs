@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
-use toolgate_bundle::{Bundle, LoadEnv};
+use toolgate_bundle::{Bundle, LoadEnv, PolicyGuard};
 use toolgate_core::paths::Env;
 use toolgate_core::{Decision, ToolCall};
 use toolgate_core::{Engine, Policy};
@@ -118,10 +118,26 @@ pub(crate) fn load_env() -> LoadEnv<'static> {
     }
 }
 
+/// How this process's policy loads treat a policy the agent could change
+/// (`toolgate_bundle::agent_writable`): set once at start by a gate (the
+/// hook), off for everything else.
+static POLICY_GUARD: std::sync::OnceLock<PolicyGuard> = std::sync::OnceLock::new();
+
+/// Makes every later policy load of this process refuse (or knowingly
+/// allow) a policy the agent could change.
+pub(crate) fn guard_policies(guard: PolicyGuard) {
+    let _ = POLICY_GUARD.set(guard);
+}
+
+fn policy_guard() -> PolicyGuard {
+    POLICY_GUARD.get().copied().unwrap_or(PolicyGuard::Off)
+}
+
 /// Reads and checks a policy file and the scope profile it names, without
 /// running its `[[test]]` cases.
 pub(crate) fn load_policy_file(path: &Path) -> Result<Policy> {
-    toolgate_bundle::read_policy(path, &load_env()).map_err(|e| anyhow!("{e}"))
+    toolgate_bundle::read_policy_guarded(path, &load_env(), policy_guard())
+        .map_err(|e| anyhow!("{e}"))
 }
 
 /// The engine for the policy at `path` (the built-in default when `None`),
@@ -131,7 +147,7 @@ pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
     // process deciding on it does not read them.
     let bundle = match path {
         None => toolgate_bundle::builtin(),
-        Some(path) => toolgate_bundle::load(Some(path), &load_env()),
+        Some(path) => toolgate_bundle::load_guarded(Some(path), &load_env(), policy_guard()),
     };
     bundle.map(Bundle::into_engine).map_err(|e| anyhow!("{e}"))
 }

@@ -22,6 +22,7 @@ mod mode;
 mod openclaw;
 mod report;
 mod runtimes;
+mod writable_policy;
 
 use clap::Args;
 use report::Finding;

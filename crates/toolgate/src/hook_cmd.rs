@@ -48,6 +48,10 @@ pub(crate) struct HookArgs {
     /// hook answers with a denial before it runs out, whatever is pending.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT.as_secs())]
     timeout: u64,
+    /// Decide with a policy this user (the agent's) can change (same-user
+    /// mode); without it such a policy is refused and every call denied.
+    #[arg(long)]
+    allow_writable_policy: bool,
 }
 
 /// Exactly one answer leaves the process: the decision's, the deadline's
@@ -94,6 +98,11 @@ pub(crate) fn run(args: HookArgs, data: &DataDirArgs) -> ExitCode {
     };
     let answerer = Arc::new(Answerer { runtime });
     guard_panics(&answerer);
+    crate::check::guard_policies(if args.allow_writable_policy {
+        toolgate_bundle::PolicyGuard::Allowed
+    } else {
+        toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::ThisUser)
+    });
     let budget = Duration::from_secs(args.timeout.max(1))
         .saturating_sub(MARGIN)
         .max(Duration::from_millis(500));

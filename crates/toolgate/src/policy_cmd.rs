@@ -2,6 +2,7 @@
 
 use crate::check::load_env;
 use clap::Subcommand;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_bundle::DEFAULT_POLICY_TEXT;
@@ -21,11 +22,13 @@ pub(crate) enum PolicyCommand {
         file: PathBuf,
     },
     /// Start a policy of your own: write the built-in default policy, with
-    /// its comments and tests, to FILE (never over an existing file).
+    /// its comments and tests, to your config directory (never over an
+    /// existing file, never into the working directory).
     Init {
-        /// Where to write it.
-        #[arg(default_value = "toolgate.toml")]
-        file: PathBuf,
+        /// Where to write it. Default: $XDG_CONFIG_HOME/toolgate/policy.toml
+        /// (~/.config/toolgate/policy.toml). Not inside the working
+        /// directory: an agent working there could rewrite it.
+        file: Option<PathBuf>,
     },
     /// Print a policy: `--builtin` prints the built-in default policy.
     Show {
@@ -39,7 +42,7 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
     let (file, verbose) = match &cmd {
         PolicyCommand::Check { file } => (file, false),
         PolicyCommand::Test { file } => (file, true),
-        PolicyCommand::Init { file } => return init(file),
+        PolicyCommand::Init { file } => return init(file.as_deref()),
         PolicyCommand::Show { .. } => {
             print!("{DEFAULT_POLICY_TEXT}");
             return ExitCode::SUCCESS;
@@ -119,35 +122,99 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
     }
 }
 
-/// Writes the built-in policy to `file` (refusing to replace one), then says
-/// how to use it.
-fn init(file: &std::path::Path) -> ExitCode {
+/// The user's own policy file: `$XDG_CONFIG_HOME/toolgate/policy.toml`,
+/// else `~/.config/toolgate/policy.toml`.
+fn config_policy() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(config.join("toolgate").join("policy.toml"))
+}
+
+/// Writes the built-in policy to `file` (default: [`config_policy`]),
+/// refusing to replace one or to write into the working directory, then
+/// says how to use it.
+fn init(file: Option<&std::path::Path>) -> ExitCode {
     use std::io::Write;
+    let default = config_policy();
+    let Some(file) = file.map(std::path::Path::to_path_buf).or(default.clone()) else {
+        eprintln!(
+            "toolgate policy init: neither XDG_CONFIG_HOME nor HOME is set; name the file to write"
+        );
+        return ExitCode::from(1);
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let target = std::path::absolute(&file).unwrap_or_else(|_| cwd.join(&file));
+    let in_config = default
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .is_some_and(|d| target.starts_with(d));
+    let in_cwd = cwd != std::path::Path::new("/")
+        && (target.starts_with(&cwd) || cwd.canonicalize().is_ok_and(|c| target.starts_with(c)));
+    if in_cwd && !in_config {
+        eprintln!(
+            "toolgate policy init: {} is inside the working directory {}, where an agent working \
+             here could rewrite it; nothing written. Run `toolgate policy init` without a file to \
+             write your config directory's policy, or name a file outside the project",
+            target.display(),
+            cwd.display()
+        );
+        return ExitCode::from(1);
+    }
+    if let Some(dir) = target.parent()
+        && let Err(e) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    {
+        eprintln!("toolgate policy init: cannot create {}: {e}", dir.display());
+        return ExitCode::from(1);
+    }
     let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(file)
+        .mode(0o644)
+        .open(&target)
         .and_then(|mut f| f.write_all(DEFAULT_POLICY_TEXT.as_bytes()));
     match created {
         Ok(()) => {
-            let shown = file.display();
+            let shown = target.display();
             println!("wrote {shown}: the built-in default policy, to edit");
             println!("next:");
             println!("  toolgate policy test {shown}        # its [[test]] cases, one line each");
             println!("  toolgate check --policy {shown} -- rm -rf build");
-            println!("  toolgate serve --policy {shown}     # or TOOLGATE_POLICY={shown}");
+            println!(
+                "  toolgate serve --policy {shown} --allow-writable-policy   # same-user mode"
+            );
+            println!(
+                "The file is yours, so an agent running as you could rewrite it: `serve` and \
+                 `hook` refuse it unless given --allow-writable-policy (same-user mode: protected \
+                 by judgement only)."
+            );
+            println!(
+                "For a hard guarantee run `sudo toolgate setup separated`: the policy root-owned \
+                 in /etc/toolgate, the daemon as a user of its own."
+            );
             ExitCode::SUCCESS
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             eprintln!(
-                "toolgate policy init: {} already exists; nothing written (remove it or name \
-                 another file)",
-                file.display()
+                "toolgate policy init: {} already exists; nothing written (edit it, remove it, or \
+                 name another file)",
+                target.display()
             );
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("toolgate policy init: cannot write {}: {e}", file.display());
+            eprintln!(
+                "toolgate policy init: cannot write {}: {e}",
+                target.display()
+            );
             ExitCode::from(1)
         }
     }

@@ -35,6 +35,10 @@ pub(crate) struct ServeArgs {
     /// reach the agent's endpoints only, and need no token there.
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
+    /// Serve a policy that a user other than root can change (same-user
+    /// mode); without it such a policy is refused, at start and on reload.
+    #[arg(long)]
+    allow_writable_policy: bool,
 }
 
 pub(crate) fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
@@ -90,8 +94,15 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     .context("cannot set up the API tokens")?;
     let policy_path = crate::decider::policy_file(args.policy.as_deref()).map(PathBuf::from);
     let shown_policy = policy_path.clone();
+    let guard = if args.allow_writable_policy {
+        warn_writable(policy_path.as_deref());
+        toolgate_bundle::PolicyGuard::Allowed
+    } else {
+        toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::AnyButRoot)
+    };
     let loader = Arc::new(move || {
-        toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
+        toolgate_bundle::load_guarded(policy_path.as_deref(), &load_env(), guard)
+            .map_err(|e| e.to_string())
     });
     let config = ServerConfig {
         listen: tcp.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))),
@@ -125,6 +136,9 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         let server = Server::bind_with(config, listening)
             .await
             .map_err(|e| anyhow!("{e}"))?;
+        // One key signs the answers and the audit log's checkpoints
+        // (docs/audit.md).
+        server.sign_audit_with(server.daemon_key());
         let addr = server.local_addr().ok();
         // A sign-in code is a credential: printed for a person at a
         // terminal, never into a log file.
@@ -226,5 +240,25 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = term => {}
+    }
+}
+
+/// Says so when `--allow-writable-policy` lets through a policy others can
+/// change.
+fn warn_writable(policy: Option<&std::path::Path>) {
+    let Some(path) = policy else {
+        return;
+    };
+    let files = [std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())];
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if let Some(w) =
+        toolgate_bundle::agent_writable(&files, toolgate_bundle::Writers::AnyButRoot, &cwd)
+    {
+        eprintln!(
+            "toolgate serve: warning: --allow-writable-policy: {} {}; an agent running as that \
+             user can rewrite the policy (same-user mode: protected by judgement only)",
+            w.path.display(),
+            w.why
+        );
     }
 }

@@ -663,6 +663,113 @@ fn policy_init_show_and_unknown_tool_warnings() {
     assert_eq!(err.lines().count(), 1, "only the unknown tool: {err}");
 }
 
+/// A key given twice in a ToolCall is refused, on stdin (exit 2) and line
+/// by line with `--jsonl` (an error line for that id): one reader would
+/// judge `ls` where another runs `rm -rf /`.
+#[test]
+fn a_repeated_json_key_is_refused() {
+    let out = toolgate(
+        &["check", "--stateless"],
+        r#"{"tool":"exec","params":{"command":"rm -rf /","command":"ls"}}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("appears twice"));
+    let out = toolgate(
+        &["check", "--stateless", "--jsonl"],
+        "{\"id\":1,\"tool\":\"exec\",\"params\":{\"command\":\"ls\"}}\n\
+         {\"id\":2,\"tool\":\"exec\",\"params\":{\"a\":{\"b\":1,\"b\":2},\"command\":\"ls\"}}\n",
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[1]["id"], 2);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("appears twice")
+    );
+}
+
+/// `policy init` writes to the user's config directory, never into the
+/// working directory, and says where it wrote and what that means.
+#[test]
+fn policy_init_writes_to_the_config_directory_never_the_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let init = |args: &[&str], xdg: Option<&std::path::Path>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        c.args(["policy", "init"])
+            .args(args)
+            .env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .current_dir(&project);
+        if let Some(x) = xdg {
+            c.env("XDG_CONFIG_HOME", x);
+        }
+        c.output().unwrap()
+    };
+    let out = init(&[], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = home.join(".config/toolgate/policy.toml");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&written.display().to_string()), "{text}");
+    assert!(text.contains("--allow-writable-policy"), "{text}");
+    assert!(text.contains("sudo toolgate setup separated"), "{text}");
+    assert!(
+        std::fs::read_to_string(&written)
+            .unwrap()
+            .contains("[[test]]")
+    );
+    assert_eq!(
+        std::fs::read_dir(&project).unwrap().count(),
+        0,
+        "nothing in the project"
+    );
+    // Never over an existing file.
+    let again = init(&[], None);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    // $XDG_CONFIG_HOME first.
+    let xdg = tmp.path().join("xdg");
+    assert_eq!(init(&[], Some(&xdg)).status.code(), Some(0));
+    assert!(xdg.join("toolgate/policy.toml").is_file());
+    // A file named inside the working directory is refused, in any spelling.
+    for name in ["toolgate.toml", "./sub/../toolgate.toml", "sub/policy.toml"] {
+        let out = init(&[name], None);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("inside the working directory"),
+            "{name}: {err}"
+        );
+    }
+    let abs = project.join("toolgate.toml");
+    assert_eq!(init(&[abs.to_str().unwrap()], None).status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_dir(&project).unwrap().count(),
+        0,
+        "nothing in the project"
+    );
+    // Elsewhere, a named file is written.
+    let elsewhere = tmp.path().join("elsewhere.toml");
+    assert_eq!(
+        init(&[elsewhere.to_str().unwrap()], None).status.code(),
+        Some(0)
+    );
+    assert!(elsewhere.is_file());
+}
+
 /// `audit tail -f` prints entries another process appends after it started.
 #[test]
 fn audit_tail_follows_entries_from_other_processes() {

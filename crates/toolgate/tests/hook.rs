@@ -126,6 +126,10 @@ fn every_failure_is_a_denial() {
         "not json",
         "{}",
         r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}"#,
+        // A key given twice: judged as `ls` by one reader, run as `rm -rf /`
+        // by another. Refused, at any depth.
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /","command":"ls"}}"#,
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
     ] {
         let (code, v) = hook("claude-code", data, &[], input);
         assert_eq!((code, permission(&v)), (0, "deny"), "{input}: {v}");
@@ -710,4 +714,71 @@ fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores()
     let again = toolgate(&["uninstall", "claude-code", "--project"]);
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to remove"));
+}
+
+/// A hook refuses a policy the agent's user can change (one in its working
+/// directory, the agent's workspace; one others may write) with a denial
+/// that says how to fix it, unless `--allow-writable-policy` is on its
+/// command line; an environment variable cannot say so.
+#[test]
+fn a_policy_the_agent_can_change_is_a_denial_unless_allowed_on_the_command_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = temp_dir("writable");
+    let project = tmp.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let in_project = project.join("toolgate.toml");
+    std::fs::write(&in_project, "[hooks]\nallow_is_final = true\n").unwrap();
+    let open = tmp.path().join("open.toml");
+    std::fs::write(&open, "[hooks]\nallow_is_final = true\n").unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let data = tmp.path().join("data");
+    let run = |policy: &Path, extra: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        cmd.arg("--data-dir")
+            .arg(&data)
+            .args(["hook", "claude-code", "--policy"])
+            .arg(policy)
+            .args(extra)
+            .current_dir(&project)
+            .env_remove("TOOLGATE_URL")
+            .env_remove("TOOLGATE_POLICY");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(claude("ls -la").as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), v)
+    };
+    for policy in [&in_project, &open] {
+        let (code, v) = run(policy, &[], &[("TOOLGATE_ALLOW_WRITABLE_POLICY", "1")]);
+        assert_eq!((code, permission(&v)), (Some(0), "deny"), "{v}");
+        let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(reason.contains("--allow-writable-policy"), "{reason}");
+        let (_, v) = run(policy, &["--allow-writable-policy"], &[]);
+        assert_eq!(permission(&v), "allow", "{v}");
+    }
+    let (_, v) = run(&in_project, &[], &[]);
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("working directory"), "{reason}");
+    let (_, v) = run(&open, &[], &[]);
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("group or others"), "{reason}");
 }

@@ -111,6 +111,8 @@ fn an_escalation_is_denied_in_every_mode_unless_a_person_may_answer() {
                 "claude-code",
                 "--policy",
                 asking,
+                // A test's own temporary file (its user's).
+                "--allow-writable-policy",
             ],
             &[],
             &claude(mode, ESCALATED),
@@ -142,6 +144,7 @@ fn hold_waits_for_the_approval_and_then_allows() {
         "claude-code".into(),
         "--policy".into(),
         policy.to_string_lossy().into_owned(),
+        "--allow-writable-policy".into(),
         "--timeout".into(),
         "60".into(),
     ];
@@ -261,6 +264,7 @@ fn a_hold_that_runs_out_is_a_denial() {
             "codex",
             "--policy",
             policy.to_str().unwrap(),
+            "--allow-writable-policy",
         ],
         &[],
         &claude("bypassPermissions", ESCALATED),

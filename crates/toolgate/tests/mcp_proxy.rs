@@ -231,6 +231,15 @@ fn allowed_calls_reach_the_server_and_blocked_ones_never_do() {
     assert_eq!(a["error"]["code"], -32700, "{a}");
     assert!(!d.server_saw().contains("NaN"));
 
+    // A key given twice, at any depth: refused, never forwarded.
+    p.send_line(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"rm -rf /","command":"ls"}}}"#,
+    );
+    let a = p.next();
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert!(a.to_string().contains("appears twice"), "{a}");
+    assert!(!d.server_saw().contains("rm -rf"), "{}", d.server_saw());
+
     // Other methods pass through.
     p.send_line(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
     assert_eq!(p.next()["result"]["tools"][0]["name"], "write_file");
@@ -262,16 +271,23 @@ fn what_the_server_gets_is_what_was_judged() {
     let d = Dirs::new("dup");
     let mut p = Proxy::start(&d, &["--wait", "0s"], &[]);
     let outside = d.outside_path("x.txt");
-    // Duplicate keys: toolgate reads the last; so must the server, which
-    // gets the message re-serialized with only that one.
+    // Duplicate keys: which copy counts depends on the reader, so the
+    // message is refused and the server gets none of it.
     p.send_line(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"{outside}","content":"a","path":"in.txt"}}}}}}"#
     ));
     let a = p.next();
-    assert!(a["result"]["isError"].is_null(), "{a}");
-    assert!(d.ws().join("in.txt").exists());
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert!(a.to_string().contains("appears twice"), "{a}");
+    assert!(!d.ws().join("in.txt").exists());
     assert!(!Path::new(&outside).exists());
     assert!(!d.server_saw().contains(&outside), "{}", d.server_saw());
+    assert!(!d.server_saw().contains("in.txt"), "{}", d.server_saw());
+    // A message read once reaches the server as it was read.
+    p.call(2, "write_file", json!({"path": "in.txt", "content": "b"}));
+    let a = p.next();
+    assert!(a["result"]["isError"].is_null(), "{a}");
+    assert_eq!(std::fs::read_to_string(d.ws().join("in.txt")).unwrap(), "b");
 }
 
 /// Runs `toolgate --data-dir <test data dir> ARGS`.

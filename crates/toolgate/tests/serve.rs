@@ -115,6 +115,8 @@ fn sighup_reloads_and_sigterm_stops() {
             "127.0.0.1:0",
             "--policy",
             &policy_arg,
+            // A file in a temporary directory: its user's own.
+            "--allow-writable-policy",
             "--data-dir",
             &data_arg,
         ],
@@ -818,4 +820,53 @@ fn store_migrate_moves_an_sqlite_deployment_and_the_chain_verifies_there() {
     let same = toolgate_cli(&["store", "migrate", "--from", &from, "--to", &from]);
     assert_eq!(same.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&same.stderr).contains("same store"));
+}
+
+/// The daemon refuses a policy a user other than root could change, and
+/// says how to fix it; `--allow-writable-policy` serves it anyway.
+#[test]
+fn a_policy_others_can_change_is_refused_unless_allowed() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = temp_dir("writable");
+    let dir = tmp.path();
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "[rules]\nallow = [\"exec(ls:*)\"]\n").unwrap();
+    std::fs::set_permissions(&policy, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--policy"])
+        .arg(&policy)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("group or others") && err.contains("--allow-writable-policy"),
+        "{err}"
+    );
+    let policy_arg = policy.display().to_string();
+    let data_arg = dir.join("data").display().to_string();
+    let d = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--policy",
+            &policy_arg,
+            "--allow-writable-policy",
+            "--data-dir",
+            &data_arg,
+        ],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    let op = token(&dir.join("data"), "operator");
+    let (_, v) = request(&d.addr, "GET", "/v1/state", &op, "");
+    assert!(
+        v["policy"]["origin"]
+            .as_str()
+            .unwrap()
+            .ends_with("policy.toml"),
+        "{v}"
+    );
 }

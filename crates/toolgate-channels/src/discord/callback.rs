@@ -71,7 +71,7 @@ pub fn verify(
 /// [`CallbackError::NotAVote`] or [`CallbackError::Malformed`]. Call it
 /// only after [`verify`], or use [`accept`].
 pub fn parse_interaction(json: &[u8]) -> Result<Inbound, CallbackError> {
-    let i: Interaction = serde_json::from_slice(json)
+    let i: Interaction = crate::json::from_slice(json)
         .map_err(|e| malformed(format!("the body is not a Discord interaction: {e}")))?;
     match i.kind {
         1 => return Ok(Inbound::Ping),

@@ -14,7 +14,7 @@ pub use callback::{
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
 use crate::config_error::ConfigError;
 use crate::http::{Http, api_base, retry_after_secs, token_auth};
-use crate::notice::{Notice, Resolution, clip};
+use crate::notice::{Notice, Resolution, clip, clip_marked, fit_rendered};
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
@@ -190,8 +190,12 @@ impl Channel for DiscordChannel {
         let body = json!({
             "content": clip(&format!("{} {}", resolution.mark(), escape(&notice.title())), 2000),
             "embeds": [{
-                "title": clip(&notice.summary, 256),
-                "description": clip(&escape(&resolution.sentence()), 4096),
+                "title": clip(&escape(&notice.title()), 256),
+                "description": fit_rendered(4096, |m| format!(
+                    "{}\n\n{}",
+                    escape(&notice.command_text(m * 3 / 4)),
+                    escape(&clip_marked(&resolution.sentence(), m / 4))
+                )),
                 "color": outcome_color(resolution),
             }],
             "components": [],
@@ -217,12 +221,21 @@ fn request_embed(n: &Notice) -> Value {
     if let Some(session) = &n.session {
         fields.push(field("Session", session));
     }
-    let mut description = format!("**Reason:** {}", escape(&n.reason));
+    // The command goes in the description, escaped (a title would cut it
+    // at 256 characters); the reason after it.
+    let description = fit_rendered(3900, |m| {
+        format!(
+            "{}\n\n**Reason:** {}",
+            escape(&n.command_text(m * 3 / 4)),
+            escape(&clip_marked(&n.reason, m / 4))
+        )
+    });
+    let mut description = description;
     if let Some(url) = &n.dashboard_url {
         description.push_str(&format!("\n[Open in the dashboard]({url})"));
     }
     json!({
-        "title": clip(&n.summary, 256),
+        "title": clip(&escape(&n.title()), 256),
         "description": clip(&description, 4096),
         "color": risk_color(&n.risk),
         "fields": fields,
@@ -230,7 +243,8 @@ fn request_embed(n: &Notice) -> Value {
 }
 
 fn field(name: &str, value: &str) -> Value {
-    json!({ "name": name, "value": clip(&escape(value), 1024), "inline": true })
+    let value = fit_rendered(1024, |m| escape(&clip_marked(value, m)));
+    json!({ "name": name, "value": value, "inline": true })
 }
 
 fn button(style: u8, label: &str, prefix: &str, approval_id: &str) -> Value {

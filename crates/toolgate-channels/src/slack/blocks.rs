@@ -1,43 +1,55 @@
 //! The Block Kit layout of approval messages. Slack refuses a message
-//! whose blocks break its limits, so every text is clipped to them.
+//! whose blocks break its limits, so every text is fitted to them, with
+//! what is cut marked.
+//!
+//! Everything the agent could have written (the command, the tool's name,
+//! the reason, agent and session names, an operator's denial reason) is
+//! shown literally: `&`, `<` and `>` escaped (no `<!channel>`, `<@U…>`,
+//! `<#C…>` or `<http://evil|innocent>`), inside a code block, where
+//! mrkdwn's `*`, `_`, `~` and backticks cannot hide characters.
 
 use super::{APPROVE_ACTION, DENY_ACTION};
-use crate::notice::{Notice, Resolution, clip, rfc3339};
+use crate::notice::{Notice, Resolution, clip, clip_marked, fit_rendered, rfc3339};
 use serde_json::{Value, json};
 
-/// The notification and screen-reader text that accompanies the blocks.
+/// The notification and screen-reader text that accompanies the blocks
+/// (sent with `mrkdwn: false`, and escaped all the same).
 pub(super) fn fallback_text(n: &Notice) -> String {
-    clip(&format!("{}: {}", n.title(), n.summary), 3000)
+    fit_rendered(3000, |m| {
+        escape(&format!("{}: {}", n.title(), n.command_text(m)))
+    })
 }
 
 /// The request: what, how risky, why, until when, and the two buttons.
 pub(super) fn request(n: &Notice) -> Value {
     let expiry = n.expires_at_ms.div_euclid(1000);
     let mut fields = vec![
-        field("Risk", &escape(&n.risk)),
-        field("Tool", &escape(&n.tool)),
-        field("Votes", &n.votes_text()),
+        field("Risk", &n.risk),
+        field("Tool", &n.tool),
+        json!({ "type": "mrkdwn", "text": format!("*Votes*\n{}", n.votes_text()) }),
         // Slack shows this in each reader's own time zone; the text after
         // `|` is for clients that cannot.
-        field(
-            "Expires",
-            &format!(
-                "<!date^{expiry}^{{date_short_pretty}} {{time}}|{}>",
+        json!({
+            "type": "mrkdwn",
+            "text": format!(
+                "*Expires*\n<!date^{expiry}^{{date_short_pretty}} {{time}}|{}>",
                 rfc3339(expiry)
             ),
-        ),
+        }),
     ];
     if let Some(agent) = &n.agent {
-        fields.push(field("Agent", &escape(agent)));
+        fields.push(field("Agent", agent));
     }
     if let Some(session) = &n.session {
-        fields.push(field("Session", &escape(session)));
+        fields.push(field("Session", session));
     }
     let mut blocks = vec![
         header(&n.title()),
-        section(&format!("*{}*", escape(&n.summary))),
+        section(&fit_rendered(3000, |m| literal(&n.command_text(m)))),
         json!({ "type": "section", "fields": fields }),
-        section(&format!("*Reason*\n{}", escape(&n.reason))),
+        section(&fit_rendered(3000, |m| {
+            format!("*Reason*\n{}", literal(&clip_marked(&n.reason, m)))
+        })),
         json!({
             "type": "actions",
             "block_id": "toolgate_vote",
@@ -60,15 +72,30 @@ pub(super) fn request(n: &Notice) -> Value {
 pub(super) fn resolved(n: &Notice, r: &Resolution) -> Value {
     json!([
         header(&n.title()),
-        section(&format!("*{}*", escape(&n.summary))),
-        section(&format!("{} {}", r.mark(), escape(&r.sentence()))),
+        section(&fit_rendered(3000, |m| literal(&n.command_text(m)))),
+        section(&fit_rendered(3000, |m| {
+            format!("{} {}", r.mark(), literal(&clip_marked(&r.sentence(), m)))
+        })),
     ])
 }
 
+/// The outcome as the message's own text (escaped; sent with
+/// `mrkdwn: false`).
+pub(super) fn resolved_text(r: &Resolution) -> String {
+    fit_rendered(3000, |m| {
+        format!("{} {}", r.mark(), escape(&clip_marked(&r.sentence(), m)))
+    })
+}
+
+/// A header: plain text, no emoji codes. The tool's name is in it, and
+/// whether Slack reads `<!here>` in plain text is not something to rely
+/// on: angle brackets become look-alikes here (the Tool field shows the
+/// name exactly).
 fn header(text: &str) -> Value {
+    let text = text.replace('<', "\u{2039}").replace('>', "\u{203a}");
     json!({
         "type": "header",
-        "text": { "type": "plain_text", "text": clip(text, 150), "emoji": true },
+        "text": { "type": "plain_text", "text": clip(&text, 150), "emoji": false },
     })
 }
 
@@ -76,8 +103,30 @@ fn section(mrkdwn: &str) -> Value {
     json!({ "type": "section", "text": { "type": "mrkdwn", "text": clip(mrkdwn, 3000) } })
 }
 
+/// A field whose value the agent may have chosen: shown literally.
 fn field(name: &str, value: &str) -> Value {
-    json!({ "type": "mrkdwn", "text": clip(&format!("*{name}*\n{value}"), 2000) })
+    let text = fit_rendered(2000, |m| {
+        format!("*{name}*\n{}", literal(&clip_marked(value, m)))
+    });
+    json!({ "type": "mrkdwn", "text": text })
+}
+
+/// `text` as a code block: escaped, so it mentions and links nothing, and
+/// in a block, so no mrkdwn applies. Runs of three backticks (which would
+/// close the block early) are broken with a zero-width space, as is a
+/// backtick at either end (which would join the fence).
+fn literal(text: &str) -> String {
+    let mut body = escape(text);
+    while body.contains("```") {
+        body = body.replace("```", "`\u{200b}``");
+    }
+    if body.starts_with('`') {
+        body.insert(0, '\u{200b}');
+    }
+    if body.ends_with('`') || body.is_empty() {
+        body.push('\u{200b}');
+    }
+    format!("```{body}```")
 }
 
 fn button(label: &str, action_id: &str, style: &str, approval_id: &str) -> Value {
@@ -112,6 +161,27 @@ mod tests {
     #[test]
     fn escape_defuses_mentions() {
         assert_eq!(escape("<!channel> & co"), "&lt;!channel&gt; &amp; co");
+    }
+
+    /// Mentions, broadcasts, disguised links and formatting all come out
+    /// as the characters typed.
+    #[test]
+    fn literal_text_cannot_mention_link_or_format() {
+        for tricky in [
+            "<!channel> <!here> <!everyone> <@U024BE7LH> <#C024BE7LR> <!subteam^S1>",
+            "<http://evil.test|innocent.example> <mailto:a@b|x>",
+            "rm -rf ~/*important* _x_ ~y~ >quote",
+            "```\n<!channel>\n```",
+            "`",
+            "``",
+            "````",
+        ] {
+            let out = literal(tricky);
+            assert!(!out.contains('<') && !out.contains('>'), "{out}");
+            let inner = &out[3..out.len() - 3];
+            assert!(!inner.contains("```"), "{out}");
+            assert!(!inner.starts_with('`') && !inner.ends_with('`'), "{out}");
+        }
     }
 
     #[test]

@@ -63,11 +63,16 @@ pub fn verify_request(
 /// [`CallbackError::NotAVote`] or [`CallbackError::Malformed`]. Call it
 /// only after [`verify_request`], or use [`accept`].
 pub fn parse_interaction(raw_body: &[u8]) -> Result<ChannelVote, CallbackError> {
-    let payload = form_urlencoded::parse(raw_body)
-        .find(|(k, _)| k == "payload")
+    let mut payloads = form_urlencoded::parse(raw_body).filter(|(k, _)| k == "payload");
+    let payload = payloads
+        .next()
         .map(|(_, v)| v.into_owned())
         .ok_or_else(|| malformed("the body has no `payload` field"))?;
-    let p: Payload = serde_json::from_str(&payload)
+    if payloads.next().is_some() {
+        // Which copy counts would depend on the reader.
+        return Err(malformed("the body has more than one `payload` field"));
+    }
+    let p: Payload = crate::json::from_slice(payload.as_bytes())
         .map_err(|e| malformed(format!("the payload is not Slack's interaction JSON: {e}")))?;
     if p.kind != "block_actions" {
         return Err(CallbackError::NotAVote {

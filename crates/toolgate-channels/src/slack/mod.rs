@@ -148,6 +148,11 @@ impl Channel for SlackChannel {
             "channel": self.channel,
             "text": blocks::fallback_text(notice),
             "blocks": blocks::request(notice),
+            // Slack's markup off for the text, on top of its escaping; no
+            // names turned into mentions.
+            "mrkdwn": false,
+            "parse": "none",
+            "link_names": false,
             "unfurl_links": false,
             "unfurl_media": false,
         });
@@ -180,8 +185,11 @@ impl Channel for SlackChannel {
         let body = json!({
             "channel": channel,
             "ts": ts,
-            "text": format!("{} {}", resolution.mark(), resolution.sentence()),
+            "text": blocks::resolved_text(resolution),
             "blocks": blocks::resolved(notice, resolution),
+            "mrkdwn": false,
+            "parse": "none",
+            "link_names": false,
         });
         self.call("chat.update", &body).await.map(drop)
     }

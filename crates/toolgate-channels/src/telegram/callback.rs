@@ -44,7 +44,7 @@ pub fn verify_webhook(expected_secret: &str, header: Option<&str>) -> Result<(),
 /// buttons) are [`CallbackError::NotAVote`]. Call it only after
 /// [`verify_webhook`], or use [`accept`].
 pub fn parse_update(json: &[u8]) -> Result<ChannelVote, CallbackError> {
-    let update: Update = serde_json::from_slice(json)
+    let update: Update = crate::json::from_slice(json)
         .map_err(|e| malformed(format!("the body is not a Telegram update: {e}")))?;
     let Some(query) = update.callback_query else {
         return Err(CallbackError::NotAVote {

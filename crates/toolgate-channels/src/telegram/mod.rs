@@ -14,7 +14,7 @@ pub use callback::{SECRET_HEADER, accept, parse_update, verify_webhook};
 use crate::channel::{Channel, ClientOptions, Delivered, DeliveryError};
 use crate::config_error::ConfigError;
 use crate::http::{Http, api_base, retry_after_secs};
-use crate::notice::{Notice, Resolution, clip};
+use crate::notice::{Notice, Resolution, clip, clip_marked};
 use async_trait::async_trait;
 use reqwest::StatusCode;
 use reqwest::header::CONTENT_TYPE;
@@ -248,10 +248,10 @@ impl Channel for TelegramChannel {
         };
         let text = format!(
             "{}\n{}\n\n{} {}",
-            notice.title(),
-            notice.summary,
+            defuse(&notice.title()),
+            defuse(&notice.command_text(3000)),
             resolution.mark(),
-            resolution.sentence()
+            defuse(&clip_marked(&resolution.sentence(), 500))
         );
         let body = json!({
             "chat_id": chat_id,
@@ -273,22 +273,25 @@ impl Channel for TelegramChannel {
     }
 }
 
-/// The request as plain text (no parse mode, so nothing in the summary
-/// can be read as markup).
+/// The request as plain text (no parse mode, so nothing in it can be read
+/// as markup, and no link can hide behind other words).
 fn request_text(n: &Notice) -> String {
     let mut text = format!(
         "\u{1f510} {}\n{}\n\nReason: {}\nVotes: {}\nExpires: {}",
-        n.title(),
-        n.summary,
-        n.reason,
+        defuse(&n.title()),
+        defuse(&n.command_text(3000)),
+        defuse(&clip_marked(&n.reason, 500)),
         n.votes_text(),
         n.expires_text()
     );
     if let Some(agent) = &n.agent {
-        text.push_str(&format!("\nAgent: {agent}"));
+        text.push_str(&format!("\nAgent: {}", defuse(&clip_marked(agent, 100))));
     }
     if let Some(session) = &n.session {
-        text.push_str(&format!("\nSession: {session}"));
+        text.push_str(&format!(
+            "\nSession: {}",
+            defuse(&clip_marked(session, 100))
+        ));
     }
     // A link in the text rather than a URL button: Telegram refuses the
     // whole message when a button's URL is one it dislikes (a private
@@ -297,4 +300,34 @@ fn request_text(n: &Notice) -> String {
         text.push_str(&format!("\nDashboard: {url}"));
     }
     text
+}
+
+/// Text the agent may have written, made unable to mention anyone: even in
+/// plain text Telegram turns `@name` into a mention that notifies that
+/// person. A word joiner (invisible) after each `@` breaks the mention
+/// and leaves the text reading the same.
+fn defuse(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        out.push(c);
+        if c == '@' {
+            out.push('\u{2060}');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_broken_and_the_text_reads_the_same() {
+        let out = defuse("ping @admin and @channel: mail a@b.c");
+        assert!(!out.contains("@a") && !out.contains("@c") && !out.contains("@b"));
+        assert_eq!(
+            out.replace('\u{2060}', ""),
+            "ping @admin and @channel: mail a@b.c"
+        );
+    }
 }

@@ -177,7 +177,26 @@ pub(crate) fn notice() -> Notice {
         approve_url: Some("https://gate.example.invalid/l/abc".into()),
         deny_url: Some("https://gate.example.invalid/l/def".into()),
         dashboard_url: Some("https://gate.example.invalid/approvals/x".into()),
+        flagged: vec!["rm -rf ./build".into()],
     }
+}
+
+/// A notice an attacker wrote: a command whose dangerous tail lies far
+/// past any chat limit, and text trying every mention, link and markup
+/// trick. Its flagged part is the tail.
+#[allow(dead_code)]
+pub(crate) fn tricky_notice() -> Notice {
+    let mut n = notice();
+    n.summary = format!(
+        "ls {} ; rm -rf ~ <!channel> <@U024BE7LH> <#C024BE7LR> @everyone @here <@&123> \
+         [innocent](http://evil.test) <http://evil.test|innocent> *x* _y_ ~z~ `w`",
+        "a".repeat(6000)
+    );
+    n.flagged = vec!["rm -rf ~".into()];
+    n.tool = "Bash <!here> @everyone".into();
+    n.reason = "<!channel> @everyone [docs](http://evil.test) <http://evil.test|ok>".into();
+    n.agent = Some("<@U1> @here".into());
+    n
 }
 
 pub(crate) fn now_secs() -> i64 {

@@ -187,7 +187,7 @@ fn tool_input(p: &Payload<'_>) -> Result<Map<String, Value>, HookInputError> {
             field: FIELD,
         }),
         Some(Value::Object(m)) => Ok(m.clone()),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+        Some(Value::String(s)) => match crate::input::parse_embedded_json(s) {
             Ok(Value::Object(m)) => Ok(m),
             Ok(other) => Err(bad(format!("it holds {}", type_name(&other)))),
             Err(e) => Err(bad(e.to_string())),

@@ -74,6 +74,16 @@ pub(super) fn secret_key_kind(key: &str) -> Option<&'static str> {
     None
 }
 
+/// Whether a flag with a secret-sounding name takes no value: it says how
+/// to get the secret (`--password-stdin`, `--ask-password`,
+/// `--no-password`, `--prompt-password`), so the word after it is not one.
+pub(super) fn is_switch(flag: &str) -> bool {
+    let words = split_words(flag.trim_start_matches('-'));
+    let first = words.first().map_or("", String::as_str);
+    let last = words.last().map_or("", String::as_str);
+    ["ask", "no", "prompt"].contains(&first) || ["stdin", "prompt"].contains(&last)
+}
+
 /// `word` without a plural `s`, to be compared with `secret_word`; except
 /// for `tokens`, which counts tokens (`max_tokens`) rather than holding them.
 fn singular<'a>(word: &'a str, secret_word: &str) -> &'a str {

@@ -11,7 +11,10 @@
 //!   value replaced ([`redact_value`]);
 //! * every other string is scanned for secret-shaped text ([`redact_text`]):
 //!   well-known token formats, private-key blocks, HTTP credentials,
-//!   `NAME=value` assignments whose name is a secret key, URL passwords.
+//!   `NAME=value` assignments whose name is a secret key, URL passwords,
+//!   and the password arguments of common clients (`mysql -pPASS`,
+//!   `curl -u user:pass`, `sshpass -p PASS`, `htpasswd -b F U PASS`, …),
+//!   read as shell words.
 //!
 //! Every replacement is `[REDACTED:<kind>]`, and redacting redacted output
 //! changes nothing: a value that already holds a marker is not redacted
@@ -19,17 +22,15 @@
 //! second pass would see.
 //!
 //! Layout: this file has the public API and the marker; `keys.rs` decides
-//! which names are secret; `scan.rs` is the text scanner.
-//!
-//! Not handled, on purpose: `mysql -pSECRET` (a glued `-p` flag is too
-//! ambiguous across tools to redact without breaking ordinary commands) and
-//! `curl -u user:pass` (the flag has no secret-ish name).
+//! which names are secret; `scan.rs` is the text scanner; `programs.rs`
+//! knows which arguments of which clients are passwords.
 
 use serde_json::Value;
 use std::borrow::Cow;
 
 mod bound;
 mod keys;
+mod programs;
 mod scan;
 
 pub use bound::bound_size;
@@ -52,7 +53,13 @@ pub(crate) const MARK_PREFIX: &str = "[REDACTED";
 /// regex scan and no allocation. Idempotent: redacting the output again
 /// returns it unchanged (and borrowed). Never panics.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
-    scan::redact(text)
+    match scan::redact(text) {
+        Cow::Borrowed(t) => programs::redact(t),
+        Cow::Owned(t) => match programs::redact(&t) {
+            Cow::Borrowed(_) => Cow::Owned(t),
+            Cow::Owned(again) => Cow::Owned(again),
+        },
+    }
 }
 
 /// A deep copy of `value` with its secrets redacted:

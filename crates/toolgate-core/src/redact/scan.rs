@@ -2,7 +2,7 @@
 //! alternatives are the secret shapes, and the code that decides, for each
 //! match, what exactly is replaced and where the scan goes on.
 
-use super::keys::secret_key_kind;
+use super::keys::{is_switch, secret_key_kind};
 use super::{contains_marker, marker};
 use regex::{Captures, Regex};
 use std::borrow::Cow;
@@ -354,6 +354,10 @@ fn step(text: &str, caps: &Captures<'_>) -> Step {
     let Some(kind) = secret_key_kind(name.as_str()) else {
         return not_secret(text, name.start());
     };
+    if caps.name("flag").is_some() && is_switch(name.as_str()) {
+        // `--password-stdin example.com`: the next word is not its value.
+        return not_secret(text, name.start());
+    }
     let Some(value) = assignment_value(text, whole.end()) else {
         return not_secret(text, name.start());
     };

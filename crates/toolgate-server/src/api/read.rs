@@ -115,15 +115,21 @@ pub async fn verify(
 ) -> Result<Json<Value>, ApiError> {
     app.authenticate(&headers, None, Role::Operator).await?;
     let store = app.store.clone();
-    let result = tokio::task::spawn_blocking(move || toolgate_gate::verify(&*store))
+    // The daemon's own key checks the checkpoints it signed.
+    let rule = match app.audit_key.get() {
+        Some(key) => toolgate_gate::SigningRule::key(key.public()),
+        None => toolgate_gate::SigningRule::unkeyed(),
+    };
+    let result = tokio::task::spawn_blocking(move || toolgate_gate::verify_signed(&*store, &rule))
         .await
         .map_err(|_| ApiError::internal("verifying the audit log failed"))?;
     Ok(Json(match result {
-        Ok(v) => json!({
+        Ok((v, sigs)) => json!({
             "ok": true,
             "entries": v.entries,
             "head_seq": v.head_seq,
             "head_hash": hex(&v.head_hash),
+            "signatures": sigs,
         }),
         Err(toolgate_store::StoreError::Chain(b)) => {
             json!({"ok": false, "seq": b.seq, "why": b.why})

@@ -313,6 +313,12 @@ fn timing_notes(
         Some(rest) => ctx.home().unwrap_or_default().join(rest),
         None => ctx.project.join(policy),
     };
+    let allowed = c.words.iter().any(|w| w == "--allow-writable-policy");
+    if let Some((level, message, fix)) =
+        super::super::writable_policy::check(&path, allowed, &ctx.project)
+    {
+        notes.push(Note::at(level, format!("{at}: {message}"), &fix));
+    }
     let hold = match crate::check::load_policy_file(&path) {
         Ok(p) => p.hooks().hold,
         Err(err) => {

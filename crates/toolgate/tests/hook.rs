@@ -510,7 +510,7 @@ fn a_pinned_hook_ignores_every_variable_pointing_elsewhere() {
     ];
     // Through the daemon, pinned: the real daemon answers.
     let policy = dir.join("policy.toml");
-    std::fs::write(&policy, "").unwrap();
+    std::fs::write(&policy, "[risk]\nescalation_threshold = 36\n").unwrap();
     let pinned = [
         "--url",
         real.as_str(),

@@ -73,6 +73,12 @@ pub(crate) struct InstallArgs {
     /// `[hooks] hold` plus 15.
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// Accept a policy that you (and so an agent running as you) can
+    /// change, and write `--allow-writable-policy` into the hook: same-user
+    /// mode, where the policy is protected by judgement only. Without it
+    /// such a policy is refused here, as the hook would refuse it.
+    #[arg(long)]
+    allow_writable_policy: bool,
 }
 
 pub(crate) fn run(args: InstallArgs, data: &DataDirArgs) -> ExitCode {
@@ -170,6 +176,9 @@ pub(crate) struct HookPins {
     pub data_dir: Option<PathBuf>,
     /// `--store`: a store of its own, or `none` (the hook opens none).
     pub store: Option<String>,
+    /// `--allow-writable-policy`: the installer accepted a policy the
+    /// agent's user can change (same-user mode).
+    pub allow_writable_policy: bool,
 }
 
 /// What proves a daemon to the hook.
@@ -212,6 +221,9 @@ pub(crate) fn hook_command(spec: &Spec, timeout: Duration, pins: &HookPins) -> S
     if let Some(s) = &pins.store {
         words.extend(["--store".into(), shell_word(s)]);
     }
+    if pins.allow_writable_policy {
+        words.push("--allow-writable-policy".into());
+    }
     words.join(" ")
 }
 
@@ -234,6 +246,10 @@ fn pins(args: &InstallArgs, data: &DataDirArgs) -> Result<HookPins> {
             }
             Some(p)
         }
+    };
+    let allow_writable_policy = match &policy {
+        Some(p) => writable_policy_accepted(p, args.allow_writable_policy)?,
+        None => false,
     };
     let endpoint = match args.url.as_deref() {
         Some(u) => Endpoint::parse(u)?,
@@ -305,7 +321,37 @@ fn pins(args: &InstallArgs, data: &DataDirArgs) -> Result<HookPins> {
         daemon,
         data_dir,
         store,
+        allow_writable_policy,
     })
+}
+
+/// Whether the hook for the policy at `path` needs `--allow-writable-policy`:
+/// the hook runs as the agent's user (this one), and refuses a policy that
+/// user can change unless told otherwise, so installing such a hook without
+/// the installer's explicit `allowed` would deny every call. Refused here,
+/// with what to do, unless `allowed`.
+fn writable_policy_accepted(path: &Path, allowed: bool) -> Result<bool> {
+    let bundle =
+        toolgate_bundle::load(Some(path), &crate::check::load_env()).map_err(|e| anyhow!("{e}"))?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let Some(w) =
+        toolgate_bundle::agent_writable(bundle.sources(), toolgate_bundle::Writers::ThisUser, &cwd)
+    else {
+        return Ok(false);
+    };
+    if !allowed {
+        bail!(
+            "--policy {}: {} {}, so an agent running as you could rewrite what it obeys, and the \
+             hook would refuse it. Put the policy where only root can change it (`sudo toolgate \
+             setup separated --policy {}` does that, and more), or accept same-user mode, \
+             protected by judgement only, with --allow-writable-policy",
+            path.display(),
+            w.path.display(),
+            w.why,
+            path.display()
+        );
+    }
+    Ok(true)
 }
 
 /// The owner of the daemon's socket, as the default daemon user: only

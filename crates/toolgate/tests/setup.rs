@@ -290,3 +290,69 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Same-user install: a policy the installing user (so an agent running as
+/// them) can change is refused, saying what to do; accepted with
+/// `--allow-writable-policy`, which the hook command then carries (the
+/// hook would refuse that policy without it, denying every call).
+#[test]
+fn install_refuses_a_policy_its_user_can_change_unless_told_and_then_pins_the_flag() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // As root, the installing user is `nobody` (root's own files never
+    // count as an agent's): the directory and policy are given to it.
+    let as_user = if is_root() {
+        let Some(nobody) = uid_of("nobody") else {
+            eprintln!("skipped: no user nobody to install as");
+            return;
+        };
+        Some(nobody)
+    } else {
+        None
+    };
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let policy = home.join("policy.toml");
+    std::fs::write(&policy, "[risk]\nescalation_threshold = 36\n").unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if let Some(uid) = as_user {
+        for p in [home.clone(), home.join(".claude"), policy.clone()] {
+            std::os::unix::fs::chown(&p, Some(uid), Some(uid)).unwrap();
+        }
+    }
+    let settings = home.join(".claude/settings.json");
+    let install = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        c.args(["--data-dir", home.join("state").to_str().unwrap()])
+            .args(["install", "claude-code", "--settings"])
+            .arg(&settings)
+            .arg("--policy")
+            .arg(&policy)
+            .args(extra)
+            .env("HOME", &home)
+            .env_remove("TOOLGATE_DATA_DIR")
+            .env_remove("TOOLGATE_POLICY")
+            .env_remove("TOOLGATE_URL")
+            .current_dir(&home);
+        if let Some(uid) = as_user {
+            c.uid(uid).gid(uid);
+        }
+        c.output().unwrap()
+    };
+    let out = install(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    for said in ["--allow-writable-policy", "setup separated", "judgement"] {
+        assert!(text(&out).contains(said), "{said:?}: {}", text(&out));
+    }
+    assert!(!settings.exists(), "nothing is installed when refused");
+    let out = install(&["--allow-writable-policy"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let command = written["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(command.contains(" hook claude-code "), "{written}");
+    assert!(command.ends_with(" --allow-writable-policy"), "{command}");
+}

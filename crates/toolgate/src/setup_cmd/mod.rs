@@ -895,6 +895,8 @@ fn install_hook(
         )),
         data_dir: None,
         store: Some(crate::decider::NONE.to_string()),
+        // The policy is root's, in /etc: never the agent's to change.
+        allow_writable_policy: false,
     };
     let command = hook_command(spec, timeout, &pins);
     let before = std::fs::read_to_string(&disk).ok();

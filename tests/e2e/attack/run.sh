@@ -910,11 +910,13 @@ mode_reset_same_user() {
     fail "[same-user] set-up: cannot tell where \`toolgate policy init\` wrote the policy" "$out"
     return 1
   fi
-  local pin=(--policy "$POLICY")
+  # Same-user mode: the policy is the agent user's own, which toolgate
+  # refuses unless told (--allow-writable-policy): protected by judgement only.
+  local pin=(--policy "$POLICY" --allow-writable-policy)
   [[ -n "$su_plain_install" ]] && pin=()
   (cd "$WS" && as_agent toolgate install claude-code "${pin[@]}" >"$adir/install.log" 2>&1) ||
     fail "[same-user] set-up: toolgate install claude-code failed" "$(cat "$adir/install.log")"
-  (cd "$home" && as_agent toolgate serve --policy "$POLICY" >"$adir/serve.log" 2>&1) &
+  (cd "$home" && as_agent toolgate serve --policy "$POLICY" --allow-writable-policy >"$adir/serve.log" 2>&1) &
 
   for _ in $(seq 1 150); do
     curl -fsS -o /dev/null http://127.0.0.1:7878/healthz 2>/dev/null && return 0

@@ -61,8 +61,13 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     )
     .context("cannot set up the API tokens")?;
     let policy_path = args.policy.clone();
+    // The protected set: the data directory and the port served, besides
+    // the policy's own files (the bundle adds those).
+    let own = crate::check::own_places(Some(&dir)).port(args.listen.port());
     let loader = Arc::new(move || {
-        toolgate_bundle::load(policy_path.as_deref(), &load_env()).map_err(|e| e.to_string())
+        toolgate_bundle::load(policy_path.as_deref(), &load_env())
+            .map(|b| b.protecting(&own))
+            .map_err(|e| e.to_string())
     });
     let config = ServerConfig {
         listen: args.listen,

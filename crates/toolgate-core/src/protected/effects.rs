@@ -13,250 +13,6 @@ use crate::paths::Env;
 use crate::shell::{RedirectKind, SimpleCommand, Word};
 use crate::wildcard::{is_glob, path_match};
 
-/// Programs whose arguments are not files (text, numbers, names).
-pub(super) const TEXT: &[&str] = &[
-    "echo",
-    "printf",
-    "true",
-    "false",
-    ":",
-    "sleep",
-    "seq",
-    "yes",
-    "expr",
-    "test",
-    "[",
-    "[[",
-    "cd",
-    "pushd",
-    "popd",
-    "export",
-    "set",
-    "unset",
-    "alias",
-    "unalias",
-    "type",
-    "which",
-    "whereis",
-    "command",
-    "hash",
-    "date",
-    "pwd",
-    "whoami",
-    "id",
-    "uname",
-    "hostname",
-    "basename",
-    "dirname",
-    "printenv",
-    "read",
-    "local",
-    "declare",
-    "typeset",
-    "let",
-    "return",
-    "exit",
-    "shift",
-    "trap",
-    "wait",
-    "jobs",
-    "fg",
-    "bg",
-    "disown",
-    "umask",
-    "ulimit",
-    "times",
-    "getopts",
-    "break",
-    "continue",
-    "cal",
-    "bc",
-    "dc",
-    "factor",
-    "numfmt",
-    "clear",
-    "tput",
-    "stty",
-    "nproc",
-    "tty",
-    "uptime",
-    "free",
-    "ps",
-    "top",
-    "htop",
-    "pgrep",
-    "pidof",
-    "ss",
-    "netstat",
-    "ping",
-    "dig",
-    "host",
-    "nslookup",
-    "envsubst",
-    "tr",
-    "logger",
-    "notify-send",
-];
-
-/// Programs that only read the files they name.
-pub(super) const READ_ONLY: &[&str] = &[
-    "cat",
-    "tac",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "most",
-    "bat",
-    "batcat",
-    "nl",
-    "od",
-    "hexdump",
-    "hd",
-    "strings",
-    "file",
-    "stat",
-    "ls",
-    "dir",
-    "vdir",
-    "exa",
-    "eza",
-    "lsd",
-    "tree",
-    "du",
-    "df",
-    "wc",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "sum",
-    "diff",
-    "diff3",
-    "cmp",
-    "comm",
-    "colordiff",
-    "delta",
-    "difft",
-    "jq",
-    "gron",
-    "tomlq",
-    "xq",
-    "cut",
-    "paste",
-    "join",
-    "fold",
-    "fmt",
-    "pr",
-    "expand",
-    "unexpand",
-    "column",
-    "rev",
-    "look",
-    "realpath",
-    "readlink",
-    "getfacl",
-    "lsattr",
-    "namei",
-    "zcat",
-    "zless",
-    "zmore",
-    "bzcat",
-    "xzcat",
-    "zstdcat",
-    "lz4cat",
-    "base64",
-    "base32",
-    "basenc",
-    "source",
-    ".",
-    "lsof",
-    "grep",
-    "egrep",
-    "fgrep",
-    "zgrep",
-    "rg",
-    "ag",
-    "ack",
-    "find",
-    "fd",
-    "fdfind",
-    "locate",
-];
-
-/// Programs that send requests and never listen.
-pub(super) const CLIENTS: &[&str] = &[
-    "curl", "wget", "http", "https", "xh", "xhs", "httpie", "aria2c", "lynx", "w3m", "links",
-    "elinks", "ab", "hey", "wrk", "grpcurl", "wget2",
-];
-
-/// Programs that can send a request to the daemon.
-pub(super) const NETWORK: &[&str] = &[
-    "curl",
-    "wget",
-    "wget2",
-    "http",
-    "https",
-    "xh",
-    "xhs",
-    "httpie",
-    "aria2c",
-    "lynx",
-    "w3m",
-    "links",
-    "elinks",
-    "ab",
-    "hey",
-    "wrk",
-    "grpcurl",
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-    "telnet",
-    "openssl",
-    "websocat",
-    "ftp",
-    "busybox",
-    "powershell",
-    "pwsh",
-];
-
-/// Editors: what they open they may write.
-const EDITORS: &[&str] = &[
-    "vi",
-    "vim",
-    "nvim",
-    "view",
-    "ex",
-    "gvim",
-    "nano",
-    "pico",
-    "emacs",
-    "emacsclient",
-    "ed",
-    "micro",
-    "kak",
-    "hx",
-    "helix",
-    "joe",
-    "jed",
-    "mcedit",
-    "code",
-    "code-insiders",
-    "codium",
-    "subl",
-    "gedit",
-    "kate",
-    "mousepad",
-    "cursor",
-    "zed",
-];
-
 /// How a program uses its arguments.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Form {
@@ -296,318 +52,601 @@ enum Form {
     Curl,
     Wget,
     Mount,
+    /// Known for its network use only: its arguments are judged as a
+    /// program's toolgate does not know.
+    Unknown,
     /// toolgate itself reads its own files: not judged here (its operator
     /// commands are the catalogue's).
     Toolgate,
 }
 
-fn form(program: &str) -> Option<(Form, &'static [&'static str])> {
-    let f = match program {
-        p if TEXT.contains(&p) => (Form::Text, &[][..]),
-        "grep" | "egrep" | "fgrep" | "zgrep" | "rg" | "ag" | "ack" => (
-            Form::Grep,
-            &[
-                "-e",
-                "--regexp",
-                "-f",
-                "--file",
-                "-m",
-                "--max-count",
-                "-A",
-                "-B",
-                "-C",
-                "--context",
-                "--after-context",
-                "--before-context",
-                "-g",
-                "--glob",
-                "-t",
-                "--type",
-                "-T",
-                "--type-not",
-                "--include",
-                "--exclude",
-                "--exclude-dir",
-                "-d",
-                "--directories",
-                "-D",
-                "--devices",
-                "--label",
-                "--color",
-                "--colors",
-                "-M",
-                "--max-columns",
-                "-j",
-                "--threads",
-                "--max-depth",
-                "--maxdepth",
-                "--ignore-file",
-                "-E",
-                "--encoding",
-                "--sort",
-                "--sortr",
-                "-r",
-                "--replace",
-                "--pre",
-                "--engine",
-            ][..],
-        ),
-        "find" | "fd" | "fdfind" => (Form::Find, &[][..]),
-        p if READ_ONLY.contains(&p) => (
-            Form::Read,
-            &[
-                "-n",
-                "-c",
-                "--lines",
-                "--bytes",
-                "-s",
-                "--sleep-interval",
-                "-L",
-                "-I",
-                "-P",
-                "--max-depth",
-                "-d",
-                "-t",
-                "-f",
-                "--from-file",
-                "--indent",
-                "--arg",
-                "--argjson",
-                "--slurpfile",
-                "--rawfile",
-                "-w",
-                "-i",
-                "-o",
-                "-N",
-                "-j",
-                "-A",
-                "-B",
-                "-C",
-            ][..],
-        ),
-        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "wipe" | "scrub" => (
-            Form::Each(Access::Delete),
-            &[
-                "-n",
-                "--iterations",
-                "-s",
-                "--size",
-                "--random-source",
-                "--interactive",
-            ][..],
-        ),
-        "tee" | "mkdir" | "mkfifo" | "mknod" | "sponge" => (
-            Form::Each(Access::Write),
-            &["-m", "--mode", "-Z", "--context"][..],
-        ),
-        p if EDITORS.contains(&p) => (
-            Form::Each(Access::Write),
-            &[
-                "-c",
-                "--cmd",
-                "-u",
-                "-U",
-                "-i",
-                "-T",
-                "-S",
-                "-w",
-                "-W",
-                "-s",
-                "--eval",
-                "-l",
-                "--load",
-                "-f",
-                "--funcall",
-                "-g",
-                "--goto",
-                "--user-data-dir",
-                "--profile",
-            ][..],
-        ),
-        "chmod" | "chown" | "chgrp" | "chattr" => (Form::Mode, &["--from", "-v", "-p"][..]),
-        "setfacl" | "setfattr" | "chcon" => (
-            Form::Mode,
-            &[
-                "-m",
-                "--modify",
-                "-x",
-                "--remove",
-                "-M",
-                "--modify-file",
-                "-X",
-                "--remove-file",
-                "--set",
-                "--set-file",
-                "-n",
-                "--name",
-                "-v",
-                "--value",
-                "-u",
-                "-r",
-                "-t",
-                "-l",
-                "--user",
-                "--role",
-                "--type",
-                "--range",
-            ][..],
-        ),
-        "cp" | "install" | "ginstall" | "rsync" | "scp" | "rclone" => (
-            Form::Copy,
-            &[
-                "-t",
-                "--target-directory",
-                "-S",
-                "--suffix",
-                "-m",
-                "--mode",
-                "-o",
-                "--owner",
-                "-g",
-                "--group",
-                "-e",
-                "--rsh",
-                "--exclude",
-                "--include",
-                "--filter",
-                "-f",
-                "--exclude-from",
-                "--include-from",
-                "--files-from",
-                "--rsync-path",
-                "--backup-dir",
-                "--chmod",
-                "--chown",
-                "--log-file",
-                "--password-file",
-                "-T",
-                "--temp-dir",
-                "--partial-dir",
-                "-F",
-                "-i",
-                "-l",
-                "-P",
-                "-J",
-                "-c",
-                "-D",
-                "-B",
-                "--block-size",
-                "--compare-dest",
-                "--copy-dest",
-                "--link-dest",
-                "--reflink",
-            ][..],
-        ),
-        "mv" => (
-            Form::Move,
-            &["-t", "--target-directory", "-S", "--suffix"][..],
-        ),
-        "ln" | "link" => (
-            Form::Link,
-            &["-t", "--target-directory", "-S", "--suffix"][..],
-        ),
-        "truncate" => (Form::Truncate, &["-s", "--size", "-r", "--reference"][..]),
-        "touch" => (
-            Form::Touch,
-            &["-d", "--date", "-t", "-r", "--reference"][..],
-        ),
-        "dd" => (Form::Dd, &[][..]),
-        "sed" | "gsed" => (
-            Form::Sed,
-            &["-e", "--expression", "-f", "--file", "-l", "--line-length"][..],
-        ),
-        "git" => (Form::Git, &[][..]),
-        "tar" | "gtar" | "bsdtar" => (Form::Tar, &[][..]),
-        "unzip" => (Form::Unzip, &["-d", "-x", "-P"][..]),
-        "zip" => (
-            Form::Zip,
-            &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-O", "--out"][..],
-        ),
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
-        | "unzstd" | "lz4" | "unlz4" | "pigz" | "unpigz" | "compress" | "uncompress" | "brotli" => {
-            (
-                Form::Compress,
-                &["-S", "--suffix", "-T", "--threads", "-o", "--output"][..],
-            )
-        }
-        "uniq" | "xxd" | "json.tool" => (
-            Form::InOut,
-            &["-f", "-s", "-w", "-c", "-g", "-l", "-o", "-s", "--indent"][..],
-        ),
-        "sort" | "iconv" | "sdiff" | "csplit" | "split" | "yq" | "shuf" => (
-            Form::OutputOpt,
-            &[
-                "-o",
-                "--output",
-                "-k",
-                "--key",
-                "-t",
-                "--field-separator",
-                "-S",
-                "--buffer-size",
-                "-T",
-                "--temporary-directory",
-                "-f",
-                "--from-code",
-                "-t",
-                "--to-code",
-                "-l",
-                "-b",
-                "-n",
-                "-a",
-                "-d",
-                "-e",
-                "--front-matter",
-                "-p",
-                "--output-format",
-                "--input-format",
-                "-I",
-                "--indent",
-            ][..],
-        ),
-        "patch" => (
-            Form::Patch,
-            &[
-                "-i",
-                "--input",
-                "-o",
-                "--output",
-                "-p",
-                "--strip",
-                "-d",
-                "--directory",
-                "-r",
-                "--reject-file",
-                "-B",
-                "--prefix",
-                "-F",
-                "--fuzz",
-                "-z",
-                "--suffix",
-                "-D",
-                "--ifdef",
-            ][..],
-        ),
-        "curl" => (Form::Curl, &[][..]),
-        "wget" | "wget2" => (Form::Wget, &[][..]),
-        "mount" => (
-            Form::Mount,
-            &[
-                "-t",
-                "--types",
-                "-o",
-                "--options",
-                "-L",
-                "--label",
-                "-U",
-                "--uuid",
-            ][..],
-        ),
-        "toolgate" => (Form::Toolgate, &[][..]),
-        _ => return None,
-    };
-    Some(f)
+/// Whether a program can send a request to the daemon.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Net {
+    /// It cannot (as far as its arguments go).
+    No,
+    /// A client: it sends requests and never listens.
+    Client,
+    /// It can send (and may listen): `nc`, `socat`, `openssl`.
+    Sender,
 }
+
+/// A program this module knows.
+pub(super) struct Program {
+    name: &'static str,
+    form: Form,
+    opts: &'static [&'static str],
+    /// Whether it can send a request.
+    pub net: Net,
+}
+
+const fn p(name: &'static str, form: Form, opts: &'static [&'static str], net: Net) -> Program {
+    Program {
+        name,
+        form,
+        opts,
+        net,
+    }
+}
+
+impl Program {
+    /// Whether its arguments are text or files it only reads.
+    pub(super) fn only_reads(&self) -> bool {
+        matches!(self.form, Form::Text | Form::Read | Form::Grep | Form::Find)
+    }
+}
+
+/// The program `name`, if this module knows it.
+pub(super) fn program(name: &str) -> Option<&'static Program> {
+    PROGRAMS
+        .binary_search_by(|p| p.name.cmp(name))
+        .ok()
+        .map(|i| &PROGRAMS[i])
+}
+
+/// Options that take the next word as their value, per group of programs.
+const NONE: &[&str] = &[];
+const OPTS_GREP: &[&str] = &[
+    "-e",
+    "--regexp",
+    "-f",
+    "--file",
+    "-m",
+    "--max-count",
+    "-A",
+    "-B",
+    "-C",
+    "--context",
+    "--after-context",
+    "--before-context",
+    "-g",
+    "--glob",
+    "-t",
+    "--type",
+    "-T",
+    "--type-not",
+    "--include",
+    "--exclude",
+    "--exclude-dir",
+    "-d",
+    "--directories",
+    "-D",
+    "--devices",
+    "--label",
+    "--color",
+    "--colors",
+    "-M",
+    "--max-columns",
+    "-j",
+    "--threads",
+    "--max-depth",
+    "--maxdepth",
+    "--ignore-file",
+    "--encoding",
+    "--sort",
+    "--sortr",
+    "--replace",
+    "--pre",
+    "--engine",
+];
+const OPTS_READ: &[&str] = &[
+    "-n",
+    "-c",
+    "--lines",
+    "--bytes",
+    "-s",
+    "--sleep-interval",
+    "-L",
+    "-I",
+    "-P",
+    "--max-depth",
+    "-d",
+    "-t",
+    "-f",
+    "--from-file",
+    "--indent",
+    "--arg",
+    "--argjson",
+    "--slurpfile",
+    "--rawfile",
+    "-w",
+    "-i",
+    "-o",
+    "-N",
+    "-j",
+    "-A",
+    "-B",
+    "-C",
+];
+const OPTS_DELETE: &[&str] = &[
+    "-n",
+    "--iterations",
+    "-s",
+    "--size",
+    "--random-source",
+    "--interactive",
+];
+const OPTS_WRITE: &[&str] = &["-m", "--mode", "-Z", "--context"];
+const OPTS_EDITOR: &[&str] = &[
+    "-c",
+    "--cmd",
+    "-u",
+    "-U",
+    "-i",
+    "-T",
+    "-S",
+    "-w",
+    "-W",
+    "-s",
+    "--eval",
+    "-l",
+    "--load",
+    "-f",
+    "--funcall",
+    "-g",
+    "--goto",
+    "--user-data-dir",
+    "--profile",
+];
+const OPTS_MODE: &[&str] = &["--from", "-v", "-p"];
+const OPTS_ACL: &[&str] = &[
+    "-m",
+    "--modify",
+    "-x",
+    "--remove",
+    "-M",
+    "--modify-file",
+    "-X",
+    "--remove-file",
+    "--set",
+    "--set-file",
+    "-n",
+    "--name",
+    "-v",
+    "--value",
+    "-u",
+    "-r",
+    "-t",
+    "-l",
+    "--user",
+    "--role",
+    "--type",
+    "--range",
+];
+const OPTS_CP: &[&str] = &[
+    "-t",
+    "--target-directory",
+    "-S",
+    "--suffix",
+    "-m",
+    "--mode",
+    "-o",
+    "--owner",
+    "-g",
+    "--group",
+];
+const OPTS_RSYNC: &[&str] = &[
+    "-e",
+    "--rsh",
+    "--exclude",
+    "--include",
+    "--filter",
+    "-f",
+    "--exclude-from",
+    "--include-from",
+    "--files-from",
+    "--rsync-path",
+    "--backup-dir",
+    "--chmod",
+    "--chown",
+    "--log-file",
+    "--password-file",
+    "-T",
+    "--temp-dir",
+    "--partial-dir",
+    "-B",
+    "--block-size",
+    "--compare-dest",
+    "--copy-dest",
+    "--link-dest",
+    "-M",
+    "--remote-option",
+    "--suffix",
+];
+const OPTS_SCP: &[&str] = &["-F", "-i", "-l", "-o", "-P", "-S", "-c", "-J", "-D", "-X"];
+const OPTS_MOVE: &[&str] = &["-t", "--target-directory", "-S", "--suffix"];
+const OPTS_TRUNCATE: &[&str] = &["-s", "--size", "-r", "--reference"];
+const OPTS_TOUCH: &[&str] = &["-d", "--date", "-t", "-r", "--reference"];
+const OPTS_SED: &[&str] = &["-e", "--expression", "-f", "--file", "-l", "--line-length"];
+const OPTS_UNZIP: &[&str] = &["-d", "-x", "-P"];
+const OPTS_ZIP: &[&str] = &["-b", "-n", "-t", "-tt", "-x", "-i", "-P", "-O", "--out"];
+const OPTS_COMPRESS: &[&str] = &["-S", "--suffix", "-T", "--threads", "-o", "--output"];
+const OPTS_IN_OUT: &[&str] = &["-f", "-s", "-w", "-c", "-g", "-l", "-o", "-s", "--indent"];
+const OPTS_OUTPUT: &[&str] = &[
+    "-o",
+    "--output",
+    "-k",
+    "--key",
+    "-t",
+    "--field-separator",
+    "-S",
+    "--buffer-size",
+    "-T",
+    "--temporary-directory",
+    "-f",
+    "--from-code",
+    "-t",
+    "--to-code",
+    "-l",
+    "-b",
+    "-n",
+    "-a",
+    "-d",
+    "-e",
+    "--front-matter",
+    "-p",
+    "--output-format",
+    "--input-format",
+    "-I",
+    "--indent",
+];
+const OPTS_PATCH: &[&str] = &[
+    "-i",
+    "--input",
+    "-o",
+    "--output",
+    "-p",
+    "--strip",
+    "-d",
+    "--directory",
+    "-r",
+    "--reject-file",
+    "-B",
+    "--prefix",
+    "-F",
+    "--fuzz",
+    "-z",
+    "--suffix",
+    "-D",
+    "--ifdef",
+];
+const OPTS_MOUNT: &[&str] = &[
+    "-t",
+    "--types",
+    "-o",
+    "--options",
+    "-L",
+    "--label",
+    "-U",
+    "--uuid",
+];
+
+/// Every program this module knows, sorted by name (a unit test keeps
+/// it sorted): how it uses its arguments, which of its options take a
+/// value, and whether it can send a request.
+static PROGRAMS: &[Program] = &[
+    p(".", Form::Read, OPTS_READ, Net::No),
+    p(":", Form::Text, NONE, Net::No),
+    p("[", Form::Text, NONE, Net::No),
+    p("[[", Form::Text, NONE, Net::No),
+    p("ab", Form::Unknown, NONE, Net::Client),
+    p("ack", Form::Grep, OPTS_GREP, Net::No),
+    p("ag", Form::Grep, OPTS_GREP, Net::No),
+    p("alias", Form::Text, NONE, Net::No),
+    p("aria2c", Form::Unknown, NONE, Net::Client),
+    p("b2sum", Form::Read, OPTS_READ, Net::No),
+    p("base32", Form::Read, OPTS_READ, Net::No),
+    p("base64", Form::Read, OPTS_READ, Net::No),
+    p("basename", Form::Text, NONE, Net::No),
+    p("basenc", Form::Read, OPTS_READ, Net::No),
+    p("bat", Form::Read, OPTS_READ, Net::No),
+    p("batcat", Form::Read, OPTS_READ, Net::No),
+    p("bc", Form::Text, NONE, Net::No),
+    p("bg", Form::Text, NONE, Net::No),
+    p("break", Form::Text, NONE, Net::No),
+    p("brotli", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("bsdtar", Form::Tar, NONE, Net::No),
+    p("bunzip2", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("busybox", Form::Unknown, NONE, Net::Sender),
+    p("bzcat", Form::Read, OPTS_READ, Net::No),
+    p("bzip2", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("cal", Form::Text, NONE, Net::No),
+    p("cat", Form::Read, OPTS_READ, Net::No),
+    p("cd", Form::Text, NONE, Net::No),
+    p("chattr", Form::Mode, OPTS_MODE, Net::No),
+    p("chcon", Form::Mode, OPTS_ACL, Net::No),
+    p("chgrp", Form::Mode, OPTS_MODE, Net::No),
+    p("chmod", Form::Mode, OPTS_MODE, Net::No),
+    p("chown", Form::Mode, OPTS_MODE, Net::No),
+    p("cksum", Form::Read, OPTS_READ, Net::No),
+    p("clear", Form::Text, NONE, Net::No),
+    p("cmp", Form::Read, OPTS_READ, Net::No),
+    p("code", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p(
+        "code-insiders",
+        Form::Each(Access::Write),
+        OPTS_EDITOR,
+        Net::No,
+    ),
+    p("codium", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("colordiff", Form::Read, OPTS_READ, Net::No),
+    p("column", Form::Read, OPTS_READ, Net::No),
+    p("comm", Form::Read, OPTS_READ, Net::No),
+    p("command", Form::Text, NONE, Net::No),
+    p("compress", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("continue", Form::Text, NONE, Net::No),
+    p("cp", Form::Copy, OPTS_CP, Net::No),
+    p("csplit", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("curl", Form::Curl, NONE, Net::Client),
+    p("cursor", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("cut", Form::Read, OPTS_READ, Net::No),
+    p("date", Form::Text, NONE, Net::No),
+    p("dc", Form::Text, NONE, Net::No),
+    p("dd", Form::Dd, NONE, Net::No),
+    p("declare", Form::Text, NONE, Net::No),
+    p("delta", Form::Read, OPTS_READ, Net::No),
+    p("df", Form::Read, OPTS_READ, Net::No),
+    p("diff", Form::Read, OPTS_READ, Net::No),
+    p("diff3", Form::Read, OPTS_READ, Net::No),
+    p("difft", Form::Read, OPTS_READ, Net::No),
+    p("dig", Form::Text, NONE, Net::No),
+    p("dir", Form::Read, OPTS_READ, Net::No),
+    p("dirname", Form::Text, NONE, Net::No),
+    p("disown", Form::Text, NONE, Net::No),
+    p("du", Form::Read, OPTS_READ, Net::No),
+    p("echo", Form::Text, NONE, Net::No),
+    p("ed", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("egrep", Form::Grep, OPTS_GREP, Net::No),
+    p("elinks", Form::Unknown, NONE, Net::Client),
+    p("emacs", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p(
+        "emacsclient",
+        Form::Each(Access::Write),
+        OPTS_EDITOR,
+        Net::No,
+    ),
+    p("envsubst", Form::Text, NONE, Net::No),
+    p("ex", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("exa", Form::Read, OPTS_READ, Net::No),
+    p("exit", Form::Text, NONE, Net::No),
+    p("expand", Form::Read, OPTS_READ, Net::No),
+    p("export", Form::Text, NONE, Net::No),
+    p("expr", Form::Text, NONE, Net::No),
+    p("eza", Form::Read, OPTS_READ, Net::No),
+    p("factor", Form::Text, NONE, Net::No),
+    p("false", Form::Text, NONE, Net::No),
+    p("fd", Form::Find, NONE, Net::No),
+    p("fdfind", Form::Find, NONE, Net::No),
+    p("fg", Form::Text, NONE, Net::No),
+    p("fgrep", Form::Grep, OPTS_GREP, Net::No),
+    p("file", Form::Read, OPTS_READ, Net::No),
+    p("find", Form::Find, NONE, Net::No),
+    p("fmt", Form::Read, OPTS_READ, Net::No),
+    p("fold", Form::Read, OPTS_READ, Net::No),
+    p("free", Form::Text, NONE, Net::No),
+    p("ftp", Form::Unknown, NONE, Net::Sender),
+    p("gedit", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("getfacl", Form::Read, OPTS_READ, Net::No),
+    p("getopts", Form::Text, NONE, Net::No),
+    p("ginstall", Form::Copy, OPTS_CP, Net::No),
+    p("git", Form::Git, NONE, Net::No),
+    p("grep", Form::Grep, OPTS_GREP, Net::No),
+    p("gron", Form::Read, OPTS_READ, Net::No),
+    p("grpcurl", Form::Unknown, NONE, Net::Client),
+    p("gsed", Form::Sed, OPTS_SED, Net::No),
+    p("gtar", Form::Tar, NONE, Net::No),
+    p("gunzip", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("gvim", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("gzip", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("hash", Form::Text, NONE, Net::No),
+    p("hd", Form::Read, OPTS_READ, Net::No),
+    p("head", Form::Read, OPTS_READ, Net::No),
+    p("helix", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("hexdump", Form::Read, OPTS_READ, Net::No),
+    p("hey", Form::Unknown, NONE, Net::Client),
+    p("host", Form::Text, NONE, Net::No),
+    p("hostname", Form::Text, NONE, Net::No),
+    p("htop", Form::Text, NONE, Net::No),
+    p("http", Form::Unknown, NONE, Net::Client),
+    p("httpie", Form::Unknown, NONE, Net::Client),
+    p("https", Form::Unknown, NONE, Net::Client),
+    p("hx", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("iconv", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("id", Form::Text, NONE, Net::No),
+    p("install", Form::Copy, OPTS_CP, Net::No),
+    p("jed", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("jobs", Form::Text, NONE, Net::No),
+    p("joe", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("join", Form::Read, OPTS_READ, Net::No),
+    p("jq", Form::Read, OPTS_READ, Net::No),
+    p("json.tool", Form::InOut, OPTS_IN_OUT, Net::No),
+    p("kak", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("kate", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("less", Form::Read, OPTS_READ, Net::No),
+    p("let", Form::Text, NONE, Net::No),
+    p("link", Form::Link, OPTS_MOVE, Net::No),
+    p("links", Form::Unknown, NONE, Net::Client),
+    p("ln", Form::Link, OPTS_MOVE, Net::No),
+    p("local", Form::Text, NONE, Net::No),
+    p("locate", Form::Read, OPTS_READ, Net::No),
+    p("logger", Form::Text, NONE, Net::No),
+    p("look", Form::Read, OPTS_READ, Net::No),
+    p("ls", Form::Read, OPTS_READ, Net::No),
+    p("lsattr", Form::Read, OPTS_READ, Net::No),
+    p("lsd", Form::Read, OPTS_READ, Net::No),
+    p("lsof", Form::Read, OPTS_READ, Net::No),
+    p("lynx", Form::Unknown, NONE, Net::Client),
+    p("lz4", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("lz4cat", Form::Read, OPTS_READ, Net::No),
+    p("lzma", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("mcedit", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("md5sum", Form::Read, OPTS_READ, Net::No),
+    p("micro", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("mkdir", Form::Each(Access::Write), OPTS_WRITE, Net::No),
+    p("mkfifo", Form::Each(Access::Write), OPTS_WRITE, Net::No),
+    p("mknod", Form::Each(Access::Write), OPTS_WRITE, Net::No),
+    p("more", Form::Read, OPTS_READ, Net::No),
+    p("most", Form::Read, OPTS_READ, Net::No),
+    p("mount", Form::Mount, OPTS_MOUNT, Net::No),
+    p("mousepad", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("mv", Form::Move, OPTS_MOVE, Net::No),
+    p("namei", Form::Read, OPTS_READ, Net::No),
+    p("nano", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("nc", Form::Unknown, NONE, Net::Sender),
+    p("ncat", Form::Unknown, NONE, Net::Sender),
+    p("netcat", Form::Unknown, NONE, Net::Sender),
+    p("netstat", Form::Text, NONE, Net::No),
+    p("nl", Form::Read, OPTS_READ, Net::No),
+    p("notify-send", Form::Text, NONE, Net::No),
+    p("nproc", Form::Text, NONE, Net::No),
+    p("nslookup", Form::Text, NONE, Net::No),
+    p("numfmt", Form::Text, NONE, Net::No),
+    p("nvim", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("od", Form::Read, OPTS_READ, Net::No),
+    p("openssl", Form::Unknown, NONE, Net::Sender),
+    p("paste", Form::Read, OPTS_READ, Net::No),
+    p("patch", Form::Patch, OPTS_PATCH, Net::No),
+    p("pgrep", Form::Text, NONE, Net::No),
+    p("pico", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("pidof", Form::Text, NONE, Net::No),
+    p("pigz", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("ping", Form::Text, NONE, Net::No),
+    p("popd", Form::Text, NONE, Net::No),
+    p("powershell", Form::Unknown, NONE, Net::Sender),
+    p("pr", Form::Read, OPTS_READ, Net::No),
+    p("printenv", Form::Text, NONE, Net::No),
+    p("printf", Form::Text, NONE, Net::No),
+    p("ps", Form::Text, NONE, Net::No),
+    p("pushd", Form::Text, NONE, Net::No),
+    p("pwd", Form::Text, NONE, Net::No),
+    p("pwsh", Form::Unknown, NONE, Net::Sender),
+    p("rclone", Form::Copy, OPTS_RSYNC, Net::No),
+    p("read", Form::Text, NONE, Net::No),
+    p("readlink", Form::Read, OPTS_READ, Net::No),
+    p("realpath", Form::Read, OPTS_READ, Net::No),
+    p("return", Form::Text, NONE, Net::No),
+    p("rev", Form::Read, OPTS_READ, Net::No),
+    p("rg", Form::Grep, OPTS_GREP, Net::No),
+    p("rm", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("rmdir", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("rsync", Form::Copy, OPTS_RSYNC, Net::No),
+    p("scp", Form::Copy, OPTS_SCP, Net::No),
+    p("scrub", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("sdiff", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("sed", Form::Sed, OPTS_SED, Net::No),
+    p("seq", Form::Text, NONE, Net::No),
+    p("set", Form::Text, NONE, Net::No),
+    p("setfacl", Form::Mode, OPTS_ACL, Net::No),
+    p("setfattr", Form::Mode, OPTS_ACL, Net::No),
+    p("sha1sum", Form::Read, OPTS_READ, Net::No),
+    p("sha224sum", Form::Read, OPTS_READ, Net::No),
+    p("sha256sum", Form::Read, OPTS_READ, Net::No),
+    p("sha384sum", Form::Read, OPTS_READ, Net::No),
+    p("sha512sum", Form::Read, OPTS_READ, Net::No),
+    p("shift", Form::Text, NONE, Net::No),
+    p("shred", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("shuf", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("sleep", Form::Text, NONE, Net::No),
+    p("socat", Form::Unknown, NONE, Net::Sender),
+    p("sort", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("source", Form::Read, OPTS_READ, Net::No),
+    p("split", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("sponge", Form::Each(Access::Write), OPTS_WRITE, Net::No),
+    p("srm", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("ss", Form::Text, NONE, Net::No),
+    p("stat", Form::Read, OPTS_READ, Net::No),
+    p("strings", Form::Read, OPTS_READ, Net::No),
+    p("stty", Form::Text, NONE, Net::No),
+    p("subl", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("sum", Form::Read, OPTS_READ, Net::No),
+    p("tac", Form::Read, OPTS_READ, Net::No),
+    p("tail", Form::Read, OPTS_READ, Net::No),
+    p("tar", Form::Tar, NONE, Net::No),
+    p("tee", Form::Each(Access::Write), OPTS_WRITE, Net::No),
+    p("telnet", Form::Unknown, NONE, Net::Sender),
+    p("test", Form::Text, NONE, Net::No),
+    p("times", Form::Text, NONE, Net::No),
+    p("tomlq", Form::Read, OPTS_READ, Net::No),
+    p("toolgate", Form::Toolgate, NONE, Net::No),
+    p("top", Form::Text, NONE, Net::No),
+    p("touch", Form::Touch, OPTS_TOUCH, Net::No),
+    p("tput", Form::Text, NONE, Net::No),
+    p("tr", Form::Text, NONE, Net::No),
+    p("trap", Form::Text, NONE, Net::No),
+    p("tree", Form::Read, OPTS_READ, Net::No),
+    p("true", Form::Text, NONE, Net::No),
+    p("truncate", Form::Truncate, OPTS_TRUNCATE, Net::No),
+    p("tty", Form::Text, NONE, Net::No),
+    p("type", Form::Text, NONE, Net::No),
+    p("typeset", Form::Text, NONE, Net::No),
+    p("ulimit", Form::Text, NONE, Net::No),
+    p("umask", Form::Text, NONE, Net::No),
+    p("unalias", Form::Text, NONE, Net::No),
+    p("uname", Form::Text, NONE, Net::No),
+    p("uncompress", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("unexpand", Form::Read, OPTS_READ, Net::No),
+    p("uniq", Form::InOut, OPTS_IN_OUT, Net::No),
+    p("unlink", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("unlz4", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("unlzma", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("unpigz", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("unset", Form::Text, NONE, Net::No),
+    p("unxz", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("unzip", Form::Unzip, OPTS_UNZIP, Net::No),
+    p("unzstd", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("uptime", Form::Text, NONE, Net::No),
+    p("vdir", Form::Read, OPTS_READ, Net::No),
+    p("vi", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("view", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("vim", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("w3m", Form::Unknown, NONE, Net::Client),
+    p("wait", Form::Text, NONE, Net::No),
+    p("wc", Form::Read, OPTS_READ, Net::No),
+    p("websocat", Form::Unknown, NONE, Net::Sender),
+    p("wget", Form::Wget, NONE, Net::Client),
+    p("wget2", Form::Wget, NONE, Net::Client),
+    p("whereis", Form::Text, NONE, Net::No),
+    p("which", Form::Text, NONE, Net::No),
+    p("whoami", Form::Text, NONE, Net::No),
+    p("wipe", Form::Each(Access::Delete), OPTS_DELETE, Net::No),
+    p("wrk", Form::Unknown, NONE, Net::Client),
+    p("xh", Form::Unknown, NONE, Net::Client),
+    p("xhs", Form::Unknown, NONE, Net::Client),
+    p("xq", Form::Read, OPTS_READ, Net::No),
+    p("xxd", Form::InOut, OPTS_IN_OUT, Net::No),
+    p("xz", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("xzcat", Form::Read, OPTS_READ, Net::No),
+    p("yes", Form::Text, NONE, Net::No),
+    p("yq", Form::OutputOpt, OPTS_OUTPUT, Net::No),
+    p("zcat", Form::Read, OPTS_READ, Net::No),
+    p("zed", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("zgrep", Form::Grep, OPTS_GREP, Net::No),
+    p("zip", Form::Zip, OPTS_ZIP, Net::No),
+    p("zless", Form::Read, OPTS_READ, Net::No),
+    p("zmore", Form::Read, OPTS_READ, Net::No),
+    p("zstd", Form::Compress, OPTS_COMPRESS, Net::No),
+    p("zstdcat", Form::Read, OPTS_READ, Net::No),
+];
 
 /// One command's judge: the environment and the best finding so far.
 struct Judge<'a> {
@@ -857,14 +896,27 @@ impl Judge<'_> {
     /// `dst/<name>` for each source (a directory destination).
     fn into_dir(&mut self, dst: &Word, sources: &[&Word], access: Access) {
         self.word(access, dst, false);
-        // `dst/<name>` only where `dst` reads as a directory: a trailing
-        // `/`, `.`/`..`, or a name without an extension (`~/.claude`, `bin`);
-        // `cp toolgate.toml /tmp/toolgate.toml.bak` writes a file.
+        // `dst/<name>` where `dst` is surely a directory (a trailing `/`,
+        // `.`, `..`, `~`), or is one of the protected directories (a
+        // runtime's settings directory, a toolgate directory, the policy's
+        // own): `cp toolgate.toml /tmp/copy` may write a file of that name.
         let last = basename(&dst.text);
-        let dir_like = dst.text.ends_with('/')
-            || matches!(last, "." | ".." | "~")
-            || !last.trim_start_matches('.').contains('.');
-        if dst.dynamic || !dir_like {
+        let surely_dir = dst.text.ends_with('/') || matches!(last, "." | ".." | "~");
+        if dst.dynamic {
+            return;
+        }
+        let protected_dir = || {
+            self.resolve(&dst.text).is_some_and(|abs| {
+                self.p.member_inside_static(&abs, self.env).is_some()
+                    || self.p.member(&abs, self.env).is_some()
+                    || self
+                        .p
+                        .files()
+                        .iter()
+                        .any(|f| f.rsplit_once('/').is_some_and(|(d, _)| d == abs))
+            })
+        };
+        if !surely_dir && !protected_dir() {
             return;
         }
         for s in sources {
@@ -999,21 +1051,35 @@ pub(crate) fn command_hits(
         }
         return j.best;
     }
-    let Some((f, value_opts)) = form(prog) else {
+    let Some((f, value_opts)) = program(prog)
+        .filter(|p| p.form != Form::Unknown)
+        .map(|p| (p.form, p.opts))
+    else {
         // A program toolgate does not know (a script and its arguments
         // included): what it does with a member it names is not known.
         j.unknown(args);
         return j.best;
     };
     let a = split_argv(args, value_opts);
+    if !matches!(
+        f,
+        Form::Text | Form::Read | Form::Grep | Form::Find | Form::Toolgate
+    ) {
+        // A program that writes: an option's value naming a member is at
+        // least held for a person, whatever the option (so a value option
+        // misread here never lets a target through).
+        for (_, w) in &a.values {
+            j.word(Access::Unknown, w, false);
+        }
+    }
     match f {
-        Form::Text | Form::Toolgate => {}
+        Form::Text | Form::Toolgate | Form::Unknown => {}
         Form::Read => {
+            // Option values too: `tail -f FILE` reads what `-f` precedes in
+            // another program of this group.
             j.each(Access::Read, &a.operands, false);
             for (_, w) in &a.values {
-                if w.text.contains('/') {
-                    j.word(Access::Read, w, false);
-                }
+                j.word(Access::Read, w, false);
             }
         }
         Form::Grep => {
@@ -1026,7 +1092,9 @@ pub(crate) fn command_hits(
             } else {
                 a.operands.get(1..).unwrap_or(&[])
             };
-            j.each(Access::Read, files, false);
+            // `rg` searches trees by default, `grep -r` on request; a
+            // directory named to either is read whole.
+            j.each(Access::Read, files, true);
             for (v, d) in a.value_of(&["-f", "--file"]) {
                 j.text(Access::Read, &v, d, false);
             }
@@ -1086,7 +1154,8 @@ pub(crate) fn command_hits(
                 _ if prog == "install" => (Access::Read, Access::ExecReplace),
                 _ => (Access::Read, Access::Overwrite),
             };
-            j.each(src_access, sources, f == Form::Move);
+            let whole = f == Form::Move || recursive(&a) || a.has(Some('a'), &["--archive"]);
+            j.each(src_access, sources, whole);
             let deletes = a.flags.iter().any(|f| f.starts_with("--del"));
             for (dir, d) in target_dir {
                 let w = Word {
@@ -1187,7 +1256,7 @@ pub(crate) fn command_hits(
             j.each(
                 if moves { Access::Move } else { Access::Read },
                 &rest,
-                moves,
+                moves || recursive(&a),
             );
         }
         Form::Compress => {
@@ -1509,7 +1578,7 @@ fn tar(j: &mut Judge, args: &[Word]) {
                 Access::Read
             },
             &operands,
-            removes,
+            true,
         );
     }
 }
@@ -1640,4 +1709,10 @@ fn wget(j: &mut Judge, args: &[Word]) {
             j.text(Access::Overwrite, f, w.dynamic, false);
         }
     }
+}
+
+/// Whether [`PROGRAMS`] is sorted by name, strictly (checked by a test).
+#[cfg(test)]
+pub(super) fn programs_sorted() -> bool {
+    PROGRAMS.windows(2).all(|w| w[0].name < w[1].name)
 }

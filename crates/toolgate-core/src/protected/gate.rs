@@ -4,7 +4,7 @@
 //! `printf 'POST /v1/bypass …' | nc 127.0.0.1 7878`).
 
 use super::code::names_port;
-use super::effects::{CLIENTS, NETWORK, READ_ONLY, TEXT};
+use super::effects::{Net, program};
 use super::{Hit, Protected};
 use crate::shell::{RedirectKind, ShellAnalysis, SimpleCommand, Word};
 use crate::wildcard::{is_glob, path_match};
@@ -502,9 +502,7 @@ fn process_hit(p: &Protected, cmd: &SimpleCommand, analysis: &ShellAnalysis) -> 
 fn listener_hit(p: &Protected, cmd: &SimpleCommand) -> Option<Hit> {
     let prog = cmd.program.as_str();
     if cmd.wrapper
-        || TEXT.contains(&prog)
-        || READ_ONLY.contains(&prog)
-        || CLIENTS.contains(&prog)
+        || program(prog).is_some_and(|p| p.only_reads() || p.net == Net::Client)
         || matches!(prog, "git" | "kill")
     {
         return None;
@@ -541,7 +539,7 @@ fn listener_hit(p: &Protected, cmd: &SimpleCommand) -> Option<Hit> {
 fn can_send(analysis: &ShellAnalysis) -> bool {
     !analysis.opaque.is_empty()
         || analysis.commands.iter().any(|c| {
-            NETWORK.contains(&c.program.as_str())
+            program(&c.program).is_some_and(|p| p.net != Net::No)
                 || c.inline_code.is_some()
                 || c.redirects.iter().any(|r| {
                     r.kind != RedirectKind::Dup
@@ -583,8 +581,7 @@ pub(crate) fn analysis_hits(
         } else if let Some(c) = analysis.commands.iter().find(|c| {
             !c.wrapper
                 && command_route(c).is_some()
-                && !TEXT.contains(&c.program.as_str())
-                && !READ_ONLY.contains(&c.program.as_str())
+                && !program(&c.program).is_some_and(|p| p.only_reads())
                 && !matches!(c.program.as_str(), "git" | "hg" | "svn" | "jj")
         }) {
             out.push((

@@ -403,9 +403,19 @@ impl Protected {
     /// directory standing for the directory, and each member's file name
     /// tried in the glob's directory.
     pub(crate) fn member_by_glob(&self, glob: &str, env: &Env) -> Option<Member> {
+        // A secret it may name outweighs the directory it lists.
+        let mut found: Option<Member> = None;
+        let keep = |found: &mut Option<Member>, m: Member| {
+            if found.is_none_or(|f| m.secret && !f.secret) {
+                *found = Some(m);
+            }
+            m.secret
+        };
         for c in crate::catalogue::sets::candidates(glob) {
-            if let Some(found) = self.member(&c, env) {
-                return Some(found);
+            if let Some(m) = self.member(&c, env)
+                && keep(&mut found, m)
+            {
+                return found;
             }
         }
         let (dir, last) = match glob.rsplit_once('/') {
@@ -413,7 +423,7 @@ impl Protected {
             Some((d, l)) => (d, l),
             None => return None,
         };
-        if crate::wildcard::is_glob(dir) {
+        if found.is_none() && crate::wildcard::is_glob(dir) {
             // A wildcard in a directory: try each member suffix under the
             // literal directory before it (`/p/.cl*/settings.json`).
             let literal = &glob[..glob.find(['*', '?', '[']).unwrap_or(glob.len())];
@@ -439,12 +449,13 @@ impl Protected {
             }
             let cand = format!("{}/{probe}", dir.trim_end_matches('/'));
             if path_match(glob, &cand)
-                && let Some(found) = self.member(&cand, env)
+                && let Some(m) = self.member(&cand, env)
+                && keep(&mut found, m)
             {
-                return Some(found);
+                return found;
             }
         }
-        None
+        found
     }
 }
 

@@ -270,6 +270,10 @@ pub(crate) fn verdict(
     let what = member.what.describe();
     let target = format!("{shown} ({what})");
     match access {
+        Access::Read if member.secret && certainty == Certainty::Maybe => Some(Hit::escalate(
+            "protected.read-secret",
+            format!("may read {target}, a secret toolgate keeps from the agent"),
+        )),
         Access::Read if member.secret => Some(Hit::block(
             "protected.read-secret",
             format!("reads {target}, a secret toolgate keeps from the agent"),
@@ -345,10 +349,37 @@ impl Protected {
                     })
                     .flatten()
             })?;
-            return verdict(access, member, Certainty::Maybe, abs);
+            // Reading through a glob that may name a secret reads it.
+            let certainty = if access == Access::Read {
+                Certainty::Certain
+            } else {
+                Certainty::Maybe
+            };
+            return verdict(access, member, certainty, abs);
         }
         if let Some(member) = self.member(abs, env) {
+            // Reading a data directory as a tree reads its secrets.
+            let secret = member.secret || (tree && member.what == What::State);
+            let member = Member { secret, ..member };
             return verdict(access, member, Certainty::Certain, abs);
+        }
+        if access == Access::Unknown
+            && let Some(member) = self.member_inside_static(abs, env)
+        {
+            // A runtime's settings directory handed to an unknown program
+            // (`docker run -v ~/.claude:/cfg`).
+            return verdict(access, member, Certainty::Certain, abs);
+        }
+        if tree && access == Access::Read {
+            // A tree holding a data directory: its secrets may be read.
+            return self
+                .member_inside(abs, env)
+                .filter(|m| m.what == What::State)
+                .and_then(|m| {
+                    let shown = format!("{abs}, which holds {}", m.what.describe());
+                    let m = Member { secret: true, ..m };
+                    verdict(Access::Read, m, Certainty::Maybe, &shown)
+                });
         }
         if tree
             && access.changes()

@@ -609,7 +609,8 @@ impl Engine {
                 {
                     let analysis = n.analyses.get(command, &env);
                     for (h, cmd) in p.judge_shell(&analysis, command, &env) {
-                        let subject = match &cmd {
+                        let subject = match cmd.as_deref().map(str::trim) {
+                            Some("") => "a redirection".to_string(),
                             Some(c) => format!("`{}`", shell::shorten(c, 80)),
                             None => format!("`{}`", shell::shorten(command, 80)),
                         };

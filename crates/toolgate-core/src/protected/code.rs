@@ -127,6 +127,16 @@ pub(super) fn decoded_lower(text: &str) -> String {
             b'\\' if b.get(i + 1) == Some(&b'u') && i + 6 <= b.len() => {
                 hex(&b[i + 2..i + 6]).map(|v| (v, 6))
             }
+            // `\056`: an octal escape (Python, Perl, Ruby, PHP, shells).
+            b'\\'
+                if i + 4 <= b.len()
+                    && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) =>
+            {
+                let v = b[i + 1..i + 4]
+                    .iter()
+                    .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+                u8::try_from(v).ok().filter(u8::is_ascii).map(|v| (v, 4))
+            }
             _ => None,
         };
         match decoded {
@@ -292,6 +302,22 @@ fn named_in_forms(
     let mut candidates = literals(text);
     if !text.contains(char::is_whitespace) {
         candidates.push(text.to_string());
+    }
+    for lit in candidates
+        .iter()
+        .filter(|l| crate::wildcard::is_glob(l) && pathlike(l))
+    {
+        // A glob the code expands (`glob.glob('~/.c*/hooks.json')`).
+        let abs = if lit.starts_with('/') || lit.starts_with('~') {
+            env.resolve(lit)
+        } else if let Some(cwd) = cwd {
+            env.resolve_from(cwd, lit)
+        } else {
+            continue;
+        };
+        if let Some(member) = p.member_by_glob(&abs, env) {
+            return Some((member, abs));
+        }
     }
     let resolved: Vec<String> = candidates
         .iter()

@@ -894,7 +894,7 @@ fn basename(p: &str) -> &str {
 impl Judge<'_> {
     /// Destination `dst` receiving `sources`: `dst` itself, and
     /// `dst/<name>` for each source (a directory destination).
-    fn into_dir(&mut self, dst: &Word, sources: &[&Word], access: Access) {
+    fn onto(&mut self, dst: &Word, sources: &[&Word], access: Access) {
         self.word(access, dst, false);
         // `dst/<name>` where `dst` is surely a directory (a trailing `/`,
         // `.`, `..`, `~`), or is one of the protected directories (a
@@ -1125,6 +1125,26 @@ pub(crate) fn command_hits(
             j.each(Access::Chmod, targets, recursive(&a));
         }
         Form::Copy | Form::Move | Form::Link => {
+            // Moving, linking or copying a tree onto a runtime's settings
+            // directory (or one of toolgate's) replaces what it holds.
+            // Only for sources that may be directories (no extension, or
+            // a trailing `/`): `mv notes.md ~/.claude/` is judged by name.
+            let tree_source = a.operands.len() > 1
+                && a.operands[..a.operands.len() - 1].iter().any(|w| {
+                    w.dynamic
+                        || w.text.ends_with('/')
+                        || !basename(&w.text).trim_start_matches('.').contains('.')
+                });
+            let onto_dir = tree_source
+                && (f != Form::Copy || recursive(&a) || a.has(Some('a'), &["--archive"]));
+            if onto_dir
+                && let Some(last) = a.operands.last()
+                && let Some(abs) = j.resolve(&last.text)
+                && !last.dynamic
+                && j.p.member_inside_static(&abs, env).is_some()
+            {
+                j.receives(&last.text, false);
+            }
             let target_dir = a.value_of(&["-t", "--target-directory"]);
             let ops: Vec<&Word> = a
                 .operands
@@ -1162,10 +1182,10 @@ pub(crate) fn command_hits(
                     text: dir,
                     dynamic: d,
                 };
-                j.into_dir(&w, sources, dst_access);
+                j.onto(&w, sources, dst_access);
             }
             if let Some(dst) = dst {
-                j.into_dir(dst, sources, dst_access);
+                j.onto(dst, sources, dst_access);
                 if deletes {
                     j.word(Access::Delete, dst, true);
                 }
@@ -1336,14 +1356,14 @@ fn git(j: &mut Judge, args: &[Word]) {
             t,
             "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
         ) {
-            if t == "-C" || t == "--work-tree" {
-                if let Some(dir) = args.get(i + 1) {
-                    if dir.dynamic {
-                        j.base = None;
-                    } else {
-                        j.base = j.resolve(&dir.text);
-                    }
-                }
+            if (t == "-C" || t == "--work-tree")
+                && let Some(dir) = args.get(i + 1)
+            {
+                j.base = if dir.dynamic {
+                    None
+                } else {
+                    j.resolve(&dir.text)
+                };
             }
             i += 2;
         } else if t.starts_with('-') {

@@ -94,7 +94,8 @@ pub(crate) fn operator_route(text: &str) -> Option<&'static str> {
     {
         return None;
     }
-    let lower = super::code::decoded_lower(text);
+    // Clients fold dot segments before sending (`/v1/x/../bypass`).
+    let lower = fold_dot_segments(&super::code::decoded_lower(text));
     let mut from = 0;
     while let Some(i) = lower[from..].find("v1/") {
         let rest = &lower[from + i + 3..];
@@ -106,10 +107,37 @@ pub(crate) fn operator_route(text: &str) -> Option<&'static str> {
     approval_vote(&lower)
 }
 
+/// `/./` and `/x/../` folded, as curl and browsers do to a URL's path.
+fn fold_dot_segments(text: &str) -> String {
+    if !text.contains("/.") {
+        return text.to_string();
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in text.split('/') {
+        match part {
+            "." => {}
+            ".." if parts.len() > 1 => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
 fn is_signal_program(program: &str) -> bool {
     matches!(
         program,
-        "kill" | "pkill" | "killall" | "killall5" | "fuser" | "gdb" | "strace" | "ltrace" | "lldb"
+        "kill"
+            | "pkill"
+            | "killall"
+            | "killall5"
+            | "fuser"
+            | "gdb"
+            | "strace"
+            | "ltrace"
+            | "lldb"
+            | "cpulimit"
     )
 }
 
@@ -370,14 +398,16 @@ fn process_hit(p: &Protected, cmd: &SimpleCommand, analysis: &ShellAnalysis) -> 
             (kills && args.iter().any(|w| word_names_gate(p, &w.text)))
                 .then(|| stops_gate("kills the processes using toolgate's program or port"))
         }
-        "gdb" | "strace" | "ltrace" | "lldb" => {
+        "gdb" | "strace" | "ltrace" | "lldb" | "cpulimit" => {
             let attaches = args.iter().any(|w| {
                 let t = w.text.as_str();
                 t == "-p" || t.starts_with("--pid") || t == "attach" || t.starts_with("-p")
             });
             let names = args.iter().any(|w| word_names_gate(p, &w.text))
                 || (args.iter().any(|w| w.dynamic) && analysis_names_gate(p, analysis));
-            (attaches && names).then(|| stops_gate("attaches a debugger to toolgate's process"))
+            (attaches && names).then(|| {
+                stops_gate("attaches to toolgate's process (a debugger or a CPU limiter pauses it)")
+            })
         }
         "systemctl" => {
             let value_opts = [
@@ -497,6 +527,80 @@ fn process_hit(p: &Protected, cmd: &SimpleCommand, analysis: &ShellAnalysis) -> 
     }
 }
 
+/// An agent runtime's own command changing its settings (`claude config
+/// set …`, `openclaw config set plugins.entries.toolgate.enabled false`,
+/// `gemini extensions disable …`): blocked when it touches hooks or
+/// toolgate, else held for a person.
+fn runtime_cli_hit(cmd: &SimpleCommand) -> Option<Hit> {
+    if !matches!(
+        cmd.program.as_str(),
+        "claude" | "codex" | "gemini" | "cursor-agent" | "openclaw" | "opencode"
+    ) {
+        return None;
+    }
+    let words: Vec<String> = cmd
+        .args()
+        .iter()
+        .map(|w| w.text.to_ascii_lowercase())
+        .collect();
+    let area = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "config"
+                | "hooks"
+                | "hook"
+                | "features"
+                | "settings"
+                | "plugins"
+                | "plugin"
+                | "extensions"
+                | "extension"
+        )
+    });
+    let changes = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "set"
+                | "unset"
+                | "add"
+                | "remove"
+                | "rm"
+                | "disable"
+                | "enable"
+                | "edit"
+                | "reset"
+                | "delete"
+                | "uninstall"
+                | "install"
+                | "patch"
+                | "apply"
+        )
+    });
+    if !(area && changes) {
+        return None;
+    }
+    let touches = words
+        .iter()
+        .any(|w| w.contains("hook") || w.contains("toolgate"));
+    let why = format!(
+        "changes {}'s own settings through its command line",
+        cmd.program
+    );
+    Some(if touches {
+        Hit::block(
+            "protected.write",
+            format!(
+                "{why}, its hooks or toolgate's entry; the agent may not change what guards it"
+            ),
+        )
+    } else {
+        Hit::escalate(
+            "protected.write",
+            format!("{why}, where its hooks are configured"),
+        )
+    })
+}
+
 /// A new listener on a protected port (a fake daemon answering the hooks),
 /// or a toolgate daemon started by the agent.
 fn listener_hit(p: &Protected, cmd: &SimpleCommand) -> Option<Hit> {
@@ -591,7 +695,7 @@ pub(crate) fn analysis_hits(
         }
     }
     for cmd in &analysis.commands {
-        if is_signal_program(&cmd.program)
+        if (is_signal_program(&cmd.program)
             || matches!(
                 cmd.program.as_str(),
                 "systemctl"
@@ -611,13 +715,15 @@ pub(crate) fn analysis_hits(
                     | "podman"
                     | "nerdctl"
                     | "loginctl"
-            )
+            ))
+            && let Some(h) = process_hit(p, cmd, analysis)
         {
-            if let Some(h) = process_hit(p, cmd, analysis) {
-                out.push((h, Some(cmd.display())));
-            }
+            out.push((h, Some(cmd.display())));
         }
         if let Some(h) = listener_hit(p, cmd) {
+            out.push((h, Some(cmd.display())));
+        }
+        if let Some(h) = runtime_cli_hit(cmd) {
             out.push((h, Some(cmd.display())));
         }
     }

@@ -349,8 +349,11 @@ impl Protected {
                     })
                     .flatten()
             })?;
-            // Reading through a glob that may name a secret reads it.
-            let certainty = if access == Access::Read {
+            // Reading through a glob that may name a secret reads it; a
+            // change through a glob aimed at a member (a literal start of
+            // its name, `toolgate.t?ml`, or inside a settings or toolgate
+            // directory, `.claude/*.json`) reaches it whenever it exists.
+            let certainty = if access == Access::Read || self.glob_aimed(abs, env) {
                 Certainty::Certain
             } else {
                 Certainty::Maybe
@@ -404,6 +407,26 @@ impl Protected {
             });
         }
         None
+    }
+
+    /// Whether a glob aims at members: the literal start of its last
+    /// component is a member's name's start, or its directory is a
+    /// runtime's settings directory or one of toolgate's.
+    fn glob_aimed(&self, glob: &str, env: &Env) -> bool {
+        let Some((dir, last)) = glob.rsplit_once('/') else {
+            return false;
+        };
+        let literal = &last[..last.find(['*', '?', '[']).unwrap_or(last.len())];
+        let named = literal.len() >= 2
+            && members::PROBES
+                .iter()
+                .copied()
+                .chain(self.files.iter().map(|f| f.rsplit('/').next().unwrap_or(f)))
+                .any(|p| p.starts_with(literal));
+        named
+            || (!crate::wildcard::is_glob(dir)
+                && (self.member_inside_static(dir, env).is_some()
+                    || self.member(dir, env).is_some()))
     }
 
     /// Findings for one shell command (its redirections, its path

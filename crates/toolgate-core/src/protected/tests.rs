@@ -402,7 +402,11 @@ fn trees_holding_members_are_not_removed_or_moved() {
     blocked("install -D -t .codex /tmp/hooks.json", "protected.write");
     // Globs: a member's name after the last wildcard is that member.
     blocked("rm /home/*/proj/toolgate.toml", "protected.write");
-    escalated("rm .claude/*.json", "protected.write");
+    // Inside a settings directory, or aimed at a member's name: blocked;
+    // any other glob that may match one: held for a person.
+    blocked("rm .claude/*.json", "protected.write");
+    blocked("rm tool?ate.toml", "protected.write");
+    escalated("sed -i s/a/b/ *.toml", "protected.write");
 }
 
 #[test]
@@ -859,14 +863,17 @@ fn mcp_tools_are_judged_by_their_arguments() {
         .0,
         Verdict::Allow
     );
-    assert_eq!(
-        tool(
-            "mcp__github__create_issue",
-            json!({"title": "protect toolgate.toml", "body": "see ~/.claude/settings.json"})
-        )
-        .1
-        .is_some_and(|r| r.starts_with("protected.")),
-        false
+    let call: ToolCall = serde_json::from_value(json!({"tool": "mcp__github__create_issue",
+        "params": {"title": "protect toolgate.toml", "body": "see ~/.claude/settings.json"}}))
+    .unwrap();
+    let a = engine().decide(&call, &env());
+    assert!(
+        a.verdicts.iter().all(|v| !v
+            .rule
+            .as_deref()
+            .is_some_and(|r| r.starts_with("protected."))),
+        "{:?}",
+        a.verdicts
     );
 }
 

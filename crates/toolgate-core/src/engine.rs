@@ -601,14 +601,14 @@ impl Engine {
             }
         }
         if let Some(first) = n.command.as_deref() {
-            let cwds = std::iter::once(env.cwd.clone()).chain(n.alt_cwds.iter().cloned());
-            for cwd in cwds {
-                let env = env.with_cwd(&cwd);
+            // The call's own directory needs no new environment.
+            let alt: Vec<Env> = n.alt_cwds.iter().map(|c| env.with_cwd(c)).collect();
+            for env in std::iter::once(env).chain(&alt) {
                 for command in
                     std::iter::once(first).chain(n.alt_commands.iter().map(String::as_str))
                 {
-                    let analysis = n.analyses.get(command, &env);
-                    for (h, cmd) in p.judge_shell(&analysis, command, &env) {
+                    let analysis = n.analyses.get(command, env);
+                    for (h, cmd) in p.judge_shell(&analysis, command, env) {
                         let subject = match cmd.as_deref().map(str::trim) {
                             Some("") => "a redirection".to_string(),
                             Some(c) => format!("`{}`", shell::shorten(c, 80)),

@@ -193,8 +193,19 @@ impl Forms {
         {
             return true;
         }
-        let undotted: String = needle.chars().filter(|c| *c != '.').collect();
-        undotted.len() >= 6 && self.undotted.contains(&undotted)
+        if needle.len() < 7 {
+            return false;
+        }
+        let mut undotted = [0u8; 64];
+        let mut len = 0;
+        for b in needle.bytes().filter(|b| *b != b'.') {
+            if len == undotted.len() {
+                return false;
+            }
+            undotted[len] = b;
+            len += 1;
+        }
+        len >= 6 && std::str::from_utf8(&undotted[..len]).is_ok_and(|u| self.undotted.contains(u))
     }
 
     fn any(&self, words: &[&str]) -> bool {
@@ -279,6 +290,78 @@ fn dynamic_needles(p: &Protected, cwd: Option<&str>, env: &Env) -> Vec<(String, 
     out
 }
 
+/// Whether a text could name a member at all: one of the static members'
+/// marks, a dynamic member's file name, or an escape that may hide them.
+/// Most texts are answered by this scan alone.
+pub(super) fn may_name(p: &Protected, text: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "toolgate",
+        "claude",
+        "codex",
+        "gemini",
+        "cursor",
+        "openclaw",
+        "token",
+        "daemon",
+        "managed-settings",
+        "\\",
+        "%",
+    ];
+    let lower = text.to_ascii_lowercase();
+    MARKS.iter().any(|m| lower.contains(m))
+        || p.files
+            .iter()
+            .chain(&p.data_dirs)
+            .chain(&p.sockets)
+            .filter_map(|f| f.rsplit('/').next())
+            .any(|name| name.len() > 2 && lower.contains(&name.to_ascii_lowercase()))
+}
+
+/// Whether code could name anything of the gate, read with escapes decoded
+/// and everything but letters, digits, `/`, `-` and `_` dropped (so
+/// `'.cl' + 'aude'` and `'.cl' . 'aude'` read `claude`): a mark of a member,
+/// a runtime's settings or hooks, a route, a dynamic member's name, a
+/// protected port. Most code is answered by this alone.
+fn code_may_name(p: &Protected, code: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "toolgate",
+        "claude",
+        "codex",
+        "gemini",
+        "cursor",
+        "openclaw",
+        "token",
+        "daemon",
+        "managedsettings",
+        "hooks",
+        "settings",
+        "v1",
+        "approvals",
+    ];
+    let decoded = decoded_lower(code);
+    let compact: String = decoded
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_'))
+        .collect();
+    let compact_name = |path: &String| -> String {
+        path.rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+            .collect()
+    };
+    MARKS.iter().any(|m| compact.contains(m))
+        || p.files
+            .iter()
+            .chain(&p.data_dirs)
+            .chain(&p.sockets)
+            .map(compact_name)
+            .any(|n| n.len() > 2 && compact.contains(&n))
+        || p.ports().any(|port| names_port(&decoded, port))
+}
+
 /// The member a text names, and how it names it: a literal that resolves
 /// to one, or a member's name in one of the text's forms.
 pub(super) fn named_in_text(
@@ -287,6 +370,9 @@ pub(super) fn named_in_text(
     cwd: Option<&str>,
     env: &Env,
 ) -> Option<(Member, String)> {
+    if !may_name(p, text) {
+        return None;
+    }
     named_in_forms(p, text, &Forms::of(text), cwd, env)
 }
 
@@ -363,25 +449,36 @@ fn named_in_forms(
 /// Whether a text names a protected port as a number of its own (`7878`,
 /// `:7878`, `TCP-LISTEN:7878,fork`, `-p7878`, but not `17878`).
 pub(super) fn names_port(text: &str, port: u16) -> bool {
-    let digits = port.to_string();
-    let b = text.as_bytes();
-    let mut from = 0;
-    while let Some(i) = text[from..].find(&digits) {
-        let start = from + i;
-        let end = start + digits.len();
-        let before = start.checked_sub(1).map(|j| b[j]);
-        let after = b.get(end).copied();
-        if !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
-        {
-            return true;
-        }
-        from = end;
+    if !text.bytes().any(|b| b.is_ascii_digit()) {
+        return false;
     }
-    false
+    // The port's digits, without allocating.
+    let mut buf = [0u8; 5];
+    let mut n = port;
+    let mut len = 0;
+    loop {
+        buf[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[..len].reverse();
+    let digits = &buf[..len];
+    let b = text.as_bytes();
+    b.windows(len).enumerate().any(|(start, w)| {
+        w == digits
+            && !start.checked_sub(1).is_some_and(|j| b[j].is_ascii_digit())
+            && !b.get(start + len).is_some_and(u8::is_ascii_digit)
+    })
 }
 
 /// What interpreter code calls for (module docs).
 pub(super) fn judge(p: &Protected, code: &str, cwd: Option<&str>, env: &Env) -> Option<Hit> {
+    if !code_may_name(p, code) {
+        return None;
+    }
     let forms = Forms::of(code);
     let mut hit = None;
     if let Some(route) = super::gate::operator_route(&forms.decoded)

@@ -654,7 +654,7 @@ struct Judge<'a> {
     env: &'a Env,
     ctx: &'a Context,
     /// The directory relative paths resolve against (`None`: unknown).
-    base: Option<String>,
+    base: Option<std::borrow::Cow<'a, str>>,
     best: Option<Hit>,
 }
 
@@ -825,9 +825,10 @@ struct Argv<'a> {
 }
 
 fn split_argv<'a>(args: &'a [Word], value_opts: &[&str]) -> Argv<'a> {
+    // Flags and values are few; operands at most every word.
     let mut a = Argv {
         flags: Vec::new(),
-        operands: Vec::new(),
+        operands: Vec::with_capacity(args.len()),
         values: Vec::new(),
     };
     let mut pending: Option<&str> = None;
@@ -854,9 +855,10 @@ impl Argv<'_> {
     /// Whether `-x` (also in a short cluster) or `--long` (or `--long=…`) is given.
     fn has(&self, short: Option<char>, long: &[&str]) -> bool {
         self.flags.iter().any(|f| {
-            long.iter()
-                .any(|l| f == l || f.starts_with(&format!("{l}=")))
-                || short.is_some_and(|s| !f.starts_with("--") && f.len() > 1 && f[1..].contains(s))
+            long.iter().any(|l| {
+                f.strip_prefix(l)
+                    .is_some_and(|r| r.is_empty() || r.starts_with('='))
+            }) || short.is_some_and(|s| !f.starts_with("--") && f.len() > 1 && f[1..].contains(s))
         })
     }
 
@@ -1000,7 +1002,7 @@ pub(crate) fn command_hits(
         p,
         env,
         ctx,
-        base: cmd.cwd.clone(),
+        base: cmd.cwd.as_deref().map(std::borrow::Cow::Borrowed),
         best: None,
     };
     for r in &cmd.redirects {
@@ -1362,13 +1364,13 @@ fn git(j: &mut Judge, args: &[Word]) {
                 j.base = if dir.dynamic {
                     None
                 } else {
-                    j.resolve(&dir.text)
+                    j.resolve(&dir.text).map(std::borrow::Cow::Owned)
                 };
             }
             i += 2;
         } else if t.starts_with('-') {
             if let Some(dir) = t.strip_prefix("--work-tree=") {
-                j.base = j.resolve(dir);
+                j.base = j.resolve(dir).map(std::borrow::Cow::Owned);
             }
             i += 1;
         } else {

@@ -84,14 +84,22 @@ fn approval_vote(text: &str) -> Option<&'static str> {
     None
 }
 
+/// Whether a text may name a route at all, in one pass: `v1`, an escape,
+/// or `approvals`.
+fn route_hint(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'%' => true,
+        b'v' | b'V' => b.get(i + 1) == Some(&b'1'),
+        b'p' => b[i..].starts_with(b"provals"),
+        _ => false,
+    })
+}
+
 /// The operator route a text names (a URL, a command's words, a request
 /// typed into `nc`), lowercased and with `%NN` escapes decoded first.
 pub(crate) fn operator_route(text: &str) -> Option<&'static str> {
-    if !(text.contains("v1")
-        || text.contains("V1")
-        || text.contains('%')
-        || text.contains("pprovals"))
-    {
+    if !route_hint(text) {
         return None;
     }
     // Clients fold dot segments before sending (`/v1/x/../bypass`).
@@ -232,9 +240,10 @@ fn operands<'a>(args: &'a [Word], value_opts: &[&str]) -> Vec<&'a Word> {
 fn has_flag(args: &[Word], short: char, long: &[&str]) -> bool {
     args.iter().any(|w| {
         let t = w.text.as_str();
-        long.iter()
-            .any(|l| t == *l || t.starts_with(&format!("{l}=")))
-            || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
+        long.iter().any(|l| {
+            t.strip_prefix(l)
+                .is_some_and(|r| r.is_empty() || r.starts_with('='))
+        }) || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
     })
 }
 

@@ -204,6 +204,12 @@ pub(super) const PROBES: &[&str] = &[
     "toolgate.service",
 ];
 
+/// Whether `path` has the components `dir` followed by more (`…/d/x`).
+fn contains_dir(path: &str, dir: &str) -> bool {
+    path.match_indices(dir)
+        .any(|(i, _)| path.as_bytes().get(i + dir.len()) == Some(&b'/'))
+}
+
 fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
@@ -240,7 +246,7 @@ pub(super) fn static_member(abs: &str, env: &Env) -> Option<Member> {
     }
     if UNDER_ANYWHERE
         .iter()
-        .any(|d| path.ends_with(d) || path.contains(&format!("{d}/")))
+        .any(|d| path.ends_with(d) || contains_dir(path, d))
     {
         return Some(m(What::HookSettings, false));
     }
@@ -385,10 +391,7 @@ impl Protected {
         if tail.contains('/') && SUFFIXES.iter().any(|s| ends_with_components(path, s)) {
             return Some(m(What::HookSettings, false));
         }
-        if UNDER_ANYWHERE
-            .iter()
-            .any(|d| path.contains(&format!("{d}/")))
-        {
+        if UNDER_ANYWHERE.iter().any(|d| contains_dir(path, d)) {
             return Some(m(What::HookSettings, false));
         }
         if tail.contains('/') && self.files.iter().any(|f| f.ends_with(tail)) {
@@ -443,8 +446,9 @@ impl Protected {
         }
         let dynamic_names = self.files.iter().map(|f| basename(f));
         for probe in PROBES.iter().copied().chain(dynamic_names) {
-            // A wildcard never matches a leading dot.
-            if probe.starts_with('.') && !last.starts_with('.') {
+            // A wildcard never matches a leading dot; the name must match
+            // the last component before a path is made of it.
+            if (probe.starts_with('.') && !last.starts_with('.')) || !path_match(last, probe) {
                 continue;
             }
             let cand = format!("{}/{probe}", dir.trim_end_matches('/'));

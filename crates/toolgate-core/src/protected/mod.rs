@@ -1,6 +1,6 @@
-//! One protected set, consulted by every analyzer alike (DESIGN.md §4 "Two
-//! trust modes", §8 effects): toolgate's own files, places, process and
-//! port, and every runtime's hook settings.
+//! One protected set, consulted by every analyzer alike (docs/protected.md):
+//! toolgate's own files, places, process and port, and every runtime's hook
+//! settings.
 //!
 //! Each analyzer — the shell analyzer's commands and redirections,
 //! interpreter one-liners, file tools, patches, MCP tools, fetch and browser
@@ -152,7 +152,8 @@ impl Protected {
     }
 }
 
-/// What an effect does to a path, in effect terms (DESIGN.md §8).
+/// What an effect does to a path: the effect vocabulary every analyzer's
+/// findings end in (ARCHITECTURE.md, `protected`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Access {
     /// Reads it.
@@ -373,7 +374,7 @@ impl Protected {
             // (`docker run -v ~/.claude:/cfg`).
             return verdict(access, member, Certainty::Certain, abs);
         }
-        if tree && access == Access::Read {
+        if tree && access == Access::Read && self.may_hold_state(abs, env) {
             // A tree holding a data directory: its secrets may be read.
             return self
                 .member_inside(abs, env)
@@ -407,6 +408,25 @@ impl Protected {
             });
         }
         None
+    }
+
+    /// Whether the directory `abs` may hold a data directory (cheap, no
+    /// allocation): a handed-in one under it, `/var/lib` and above, a
+    /// home's `.local` or `.local/state`, a home, or a directory of homes.
+    fn may_hold_state(&self, abs: &str, env: &Env) -> bool {
+        self.data_dirs
+            .iter()
+            .any(|d| d != abs && crate::paths::is_within(d, abs))
+            || (abs != "/var/lib/toolgate" && crate::paths::is_within("/var/lib/toolgate", abs))
+            || abs.ends_with("/.local")
+            || abs.ends_with("/.local/state")
+            || abs == env.home
+            || env.other_homes.iter().any(|h| h == abs)
+            || abs == "/root"
+            || ["/home", "/Users", "/var/home"].iter().any(|root| {
+                abs.strip_prefix(root)
+                    .is_some_and(|rest| rest.is_empty() || !rest[1..].contains('/'))
+            })
     }
 
     /// Whether a glob aims at members: the literal start of its last

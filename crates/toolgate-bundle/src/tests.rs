@@ -227,3 +227,24 @@ fn read_policy_gives_the_settings_with_the_profile_attached() {
     assert_eq!(policy.hooks().hold, std::time::Duration::from_secs(7));
     assert_eq!(scene.posture_reads.get(), 0, "no engine, no posture");
 }
+
+/// Every file a policy was read from joins the protected set, whatever its
+/// name or place: writing it is blocked, reading it is not.
+#[test]
+fn the_files_a_policy_was_read_from_are_protected() {
+    let scene = Scene::new();
+    let policy = scene.write("my-rules.toml", "[risk]\nescalation_threshold = 36\n");
+    let bundle = scene
+        .load(|env| load(Some(Path::new("my-rules.toml")), env))
+        .unwrap();
+    let p = policy.to_string_lossy().into_owned();
+    assert!(bundle.engine().protected().files().contains(&p), "{p}");
+    let env = Env::new("/home/dev", "/home/dev/proj");
+    let engine = bundle.engine();
+    let write = engine
+        .decide(&call(&format!("echo x > {p}")), &env)
+        .decision;
+    assert_eq!(write.decision, Verdict::Block, "{}", write.reason);
+    let read = engine.decide(&call(&format!("cat {p}")), &env).decision;
+    assert_eq!(read.decision, Verdict::Allow, "{}", read.reason);
+}

@@ -208,6 +208,7 @@ const OPTS_EDITOR: &[&str] = &[
     "--user-data-dir",
     "--profile",
 ];
+const OPTS_ED: &[&str] = &["-p", "--prompt"];
 const OPTS_MODE: &[&str] = &["--from", "-v", "-p"];
 const OPTS_ACL: &[&str] = &[
     "-m",
@@ -415,7 +416,7 @@ static PROGRAMS: &[Program] = &[
     p("disown", Form::Text, NONE, Net::No),
     p("du", Form::Read, OPTS_READ, Net::No),
     p("echo", Form::Text, NONE, Net::No),
-    p("ed", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
+    p("ed", Form::Each(Access::Write), OPTS_ED, Net::No),
     p("egrep", Form::Grep, OPTS_GREP, Net::No),
     p("elinks", Form::Unknown, NONE, Net::Client),
     p("emacs", Form::Each(Access::Write), OPTS_EDITOR, Net::No),
@@ -1326,8 +1327,10 @@ pub(crate) fn command_hits(
         Form::Curl => curl(&mut j, args),
         Form::Wget => wget(&mut j, args),
         Form::Mount => {
+            // Mounting over a settings directory hides what it holds.
             if let Some(last) = a.operands.last() {
                 j.word(Access::Overwrite, last, false);
+                j.receives(&last.text, last.dynamic);
             }
         }
     }

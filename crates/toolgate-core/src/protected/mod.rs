@@ -367,11 +367,12 @@ impl Protected {
             let member = Member { secret, ..member };
             return verdict(access, member, Certainty::Certain, abs);
         }
-        if access == Access::Unknown
+        if matches!(access, Access::Unknown | Access::Chmod)
             && let Some(member) = self.member_inside_static(abs, env)
         {
             // A runtime's settings directory handed to an unknown program
-            // (`docker run -v ~/.claude:/cfg`).
+            // (`docker run -v ~/.claude:/cfg`), or made unreadable as a
+            // whole (`chmod 000 ~/.claude`).
             return verdict(access, member, Certainty::Certain, abs);
         }
         if tree && access == Access::Read && self.may_hold_state(abs, env) {

@@ -714,10 +714,13 @@ impl Engine {
 
 /// Whether a concern is lifted by a bypass of `lifted` layers: a lifted
 /// layer's findings decide nothing — except that lifting `risk` lifts only
-/// the clarity × stakes guess ([`THRESHOLD_RULE`]), never a finding.
+/// the clarity × stakes guess ([`THRESHOLD_RULE`]), never a finding, and
+/// the protected set's findings are lifted by nothing.
 fn is_lifted(c: &Concern, lifted: &[Layer]) -> bool {
+    let rule = c.rule.as_deref();
     lifted.contains(&c.layer)
-        && (c.layer != Layer::Risk || c.rule.as_deref() == Some(THRESHOLD_RULE))
+        && (c.layer != Layer::Risk || rule == Some(THRESHOLD_RULE))
+        && !rule.is_some_and(|r| r.starts_with("protected."))
 }
 
 /// The strictest protected-set finding among the strings of a tool's

@@ -34,6 +34,8 @@ enum Form {
     Move,
     /// Every operand is linked.
     Link,
+    // Programs with a form of their own, each judged by its arm (or
+    // function) in `command_hits`.
     Truncate,
     Touch,
     Dd,

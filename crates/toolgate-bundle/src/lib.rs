@@ -21,7 +21,7 @@ pub use guard::{PolicyGuard, Writable, Writers, agent_writable};
 
 use std::path::{Path, PathBuf};
 use toolgate_core::paths::{Env, normalize_abs};
-use toolgate_core::{Engine, Policy, Posture, Profile};
+use toolgate_core::{Engine, Policy, Posture, Profile, Protected};
 
 /// Where the built-in default policy's decisions and errors say they come
 /// from: the file it ships as.
@@ -105,6 +105,14 @@ impl Bundle {
     /// Empty without a profile.
     pub fn protected_files(&self) -> &[String] {
         self.profile().map_or(&[], Profile::protected)
+    }
+
+    /// The same bundle, its engine also protecting `more`'s members (the
+    /// data directory, the daemon's socket and port: what the process that
+    /// loaded it knows).
+    pub fn protecting(mut self, more: &Protected) -> Bundle {
+        self.engine = self.engine.with_protected(more);
+        self
     }
 
     /// The sandbox posture decisions are made in.
@@ -210,9 +218,15 @@ pub fn load_untested(path: &Path, env: &LoadEnv) -> Result<Bundle, BundleError> 
         Engine::new(policy)
     };
     let mut sources = vec![absolute(path, env)];
+    let mut read = spellings(path, env);
     if let Some(profile) = engine.policy().profile() {
         sources.push(absolute(Path::new(&profile.origin), env));
+        read.extend(spellings(Path::new(&profile.origin), env));
     }
+    // Every file the policy was read from is protected from the agent,
+    // whatever its name or place (as written and through links).
+    let own = read.iter().fold(Protected::new(), |p, f| p.file(f));
+    let engine = engine.with_protected(&own);
     Ok(Bundle { engine, sources })
 }
 

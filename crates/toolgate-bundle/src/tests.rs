@@ -333,3 +333,24 @@ fn the_profile_a_policy_names_is_guarded_too() {
         root && owned_by_root
     );
 }
+
+/// Every file a policy was read from joins the protected set, whatever its
+/// name or place: writing it is blocked, reading it is not.
+#[test]
+fn the_files_a_policy_was_read_from_are_protected() {
+    let scene = Scene::new();
+    let policy = scene.write("my-rules.toml", "[risk]\nescalation_threshold = 36\n");
+    let bundle = scene
+        .load(|env| load(Some(Path::new("my-rules.toml")), env))
+        .unwrap();
+    let p = policy.to_string_lossy().into_owned();
+    assert!(bundle.engine().protected().files().contains(&p), "{p}");
+    let env = Env::new("/home/dev", "/home/dev/proj");
+    let engine = bundle.engine();
+    let write = engine
+        .decide(&call(&format!("echo x > {p}")), &env)
+        .decision;
+    assert_eq!(write.decision, Verdict::Block, "{}", write.reason);
+    let read = engine.decide(&call(&format!("cat {p}")), &env).decision;
+    assert_eq!(read.decision, Verdict::Allow, "{}", read.reason);
+}

@@ -2,10 +2,12 @@
 //! with a reason, when they stand in the way of an emergency. Only the
 //! layers that guess or advise can be lifted — the risk score, knowledge,
 //! the sandbox posture. The layers that judge what a call *does* or where
-//! it may act — explicit policy rules, the exec catalogue and a scope
-//! profile's allowlist (`exec`), the scope profile's permitted actions and
-//! protected files (`scope`) — cannot: for one such call, an operator
-//! approves its approval instead.
+//! it may act — explicit policy rules, the catalogue's findings for any tool
+//! (shell commands, file writes, patches, MCP calls, URLs), the protected
+//! set and a scope profile's allowlist (`exec`), the scope profile's
+//! permitted actions and protected files (`scope`) — cannot: for one such
+//! call, an operator approves its approval instead. Lifting `risk` lifts
+//! only its clarity × stakes guess, never a finding recorded beside it.
 //!
 //! Lifting is done by the engine itself ([`Engine::decide_lifting`]): a
 //! lifted layer's findings are recorded and decide nothing, and every
@@ -193,6 +195,52 @@ mod tests {
                 .iter()
                 .all(|v| v.rule.as_deref() != Some(BYPASS_RULE))
         );
+    }
+
+    /// A bypass of `risk` lifts the clarity × stakes guess only: what the
+    /// catalogue or the protected set found about any tool — a file write,
+    /// a patch, an MCP call — stays, hard blocks included.
+    #[test]
+    fn a_lifted_risk_layer_never_lifts_a_finding_of_any_tool() {
+        let low =
+            Engine::new(Policy::from_toml_str("[risk]\nescalation_threshold = 2\n", "p").unwrap());
+        let everything = [Layer::Risk, Layer::Knowledge, Layer::Posture];
+        for c in [
+            r#"{"tool":"apply_patch","params":{"input":"*** Begin Patch\n*** Delete File: /etc\n*** End Patch"}}"#,
+            r#"{"tool":"Write","params":{"file_path":"/home/dev/.local/state/toolgate/operator.token","content":"x"}}"#,
+            r#"{"tool":"Write","params":{"file_path":"/home/dev/proj/.git/hooks/pre-commit","content":"x"}}"#,
+            r#"{"tool":"Edit","params":{"file_path":"/home/dev/.ssh/authorized_keys","old_string":"a","new_string":"b"}}"#,
+            r#"{"tool":"write_file","params":{"file_path":"/home/dev/.bashrc","content":"x"}}"#,
+            r#"{"tool":"mcp__fs__write_file","params":{"path":"/etc/sudoers.d/x","content":"x"}}"#,
+            r#"{"tool":"Read","params":{"file_path":"/home/dev/.ssh/id_rsa"}}"#,
+            r#"{"tool":"WebFetch","params":{"url":"http://169.254.169.254/latest/meta-data/"}}"#,
+            r#"{"tool":"Write","params":{"file_path":"/home/dev/proj/toolgate.toml","content":"x"}}"#,
+            r#"{"tool":"message","params":{"action":"send","message":"hi"}}"#,
+            r#"{"tool":"write","params":{"content":"no path"}}"#,
+        ] {
+            let first = low.decide(&call(c), &env());
+            assert_ne!(first.decision.decision, Verdict::Allow, "{c}");
+            let a = lifted(&low, c, &everything);
+            assert_eq!(
+                (a.decision.decision, a.decision.layer),
+                (first.decision.decision, first.decision.layer),
+                "{c}: {}",
+                a.decision.reason
+            );
+            assert!(
+                a.verdicts
+                    .iter()
+                    .all(|v| v.rule.as_deref() != Some(BYPASS_RULE)),
+                "{c}"
+            );
+        }
+        // What only the score held is lifted.
+        let a = lifted(
+            &low,
+            r#"{"tool":"Write","params":{"file_path":"/home/dev/proj/src/a.rs","content":"x"}}"#,
+            &[Layer::Risk],
+        );
+        assert_eq!(a.decision.decision, Verdict::Allow, "{}", a.decision.reason);
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::normalize::{Access, NormalizedCall, ToolKind, normalize_unwrapped, un
 use crate::paths::Env;
 use crate::policy::{Policy, Rule, RuleList};
 use crate::posture::Posture;
+use crate::protected::{self, Hit, Protected};
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
+use serde_json::Value;
 
 /// One layer's verdict on a call; defined beside the other decision types.
 pub use crate::model::LayerVerdict;
@@ -47,6 +49,7 @@ pub struct Engine {
     policy: Policy,
     catalogue: &'static Catalogue,
     posture: Posture,
+    protected: Protected,
 }
 
 /// Stakes per risk class, on a 1..10 scale (times clarity, also 1..10, is
@@ -102,7 +105,21 @@ impl Engine {
                 runtime: None,
                 signals: Vec::new(),
             },
+            protected: Protected::new(),
         }
+    }
+
+    /// The same engine, also protecting `more`'s members (the policy's own
+    /// files, data directories, the daemon's socket and port): added to
+    /// those it protects already.
+    pub fn with_protected(mut self, more: &Protected) -> Engine {
+        self.protected = std::mem::take(&mut self.protected).merged(more);
+        self
+    }
+
+    /// The protected set's dynamic members it was handed.
+    pub fn protected(&self) -> &Protected {
+        &self.protected
     }
 
     /// The same engine, told the sandbox posture it runs in (the scope
@@ -243,10 +260,15 @@ impl Engine {
             }
         }
 
-        // never_block cannot lift what the scope profile holds for a person.
+        // The protected set, for every analyzer alike (`crate::protected`).
+        let guarded = self.judge_protected(&n, &env);
+        let gate_blocked = guarded.iter().any(|c| c.verdict == Verdict::Block);
+
+        // never_block cannot lift what the scope profile holds for a person,
+        // nor the gate's own protection.
         let never_block =
             self.policy.never_block(&n.tool) || (n.bridged && self.policy.never_block(&call.tool));
-        if never_block && profile_concern.is_none() {
+        if never_block && profile_concern.is_none() && !gate_blocked {
             let reason = format!("{} is on the never_block list", n.tool);
             verdicts.push(LayerVerdict {
                 layer: Layer::Policy,
@@ -276,6 +298,10 @@ impl Engine {
 
         let mut concerns = concerns;
         let mut class = class;
+        for c in guarded {
+            class = class.max(c.class);
+            concerns.push(c);
+        }
         if let Some(why) = &n.unreadable {
             // What cannot be read is never allowed.
             concerns.push(Concern {
@@ -302,7 +328,7 @@ impl Engine {
                 command: c.command.clone(),
             });
             // A lifted layer's finding is recorded and decides nothing.
-            if !lifted.contains(&c.layer) && top.as_ref().is_none_or(|t| c.key() > t.key()) {
+            if !is_lifted(c, lifted) && top.as_ref().is_none_or(|t| c.key() > t.key()) {
                 top = Some(c.clone());
             }
         }
@@ -497,14 +523,16 @@ impl Engine {
             .map(|f| f.class)
             .unwrap_or(default_class)
             .max(default_class);
+        // The catalogue's findings, for any tool, are the exec layer's (what
+        // a call does), which no bypass lifts; the risk layer only guesses.
         if let Some(f) = findings.first() {
-            concerns.push(self.finding_concern(name, f, Layer::Risk, |r| r.matches(n, env, true)));
+            concerns.push(self.finding_concern(name, f, Layer::Exec, |r| r.matches(n, env, true)));
         }
         if n.kind == ToolKind::Write && n.paths.is_empty() {
             concerns.push(Concern {
                 verdict: Verdict::Escalate,
                 class: RiskClass::R3,
-                layer: Layer::Risk,
+                layer: Layer::Exec,
                 reason: format!("{name} writes a file but names no path toolgate can check"),
                 rule: None,
                 command: None,
@@ -523,6 +551,75 @@ impl Engine {
             }),
             clarity,
         )
+    }
+
+    /// The protected set's findings for a call, from every analyzer alike:
+    /// the paths file, patch and MCP tools touch (by their access), the URLs
+    /// any tool fetches, every string of a tool toolgate has no precise
+    /// reading of, and every command a call carries (redirections, path
+    /// operands, inline code, the gate's process, port and endpoints).
+    /// Recorded under the exec layer: they judge what the call does, and no
+    /// bypass lifts them.
+    fn judge_protected(&self, n: &NormalizedCall, env: &Env) -> Vec<Concern> {
+        let p = &self.protected;
+        let mut out = Vec::new();
+        let concern = |h: Hit, subject: &str, command: Option<String>| Concern {
+            verdict: h.verdict,
+            class: h.class,
+            layer: Layer::Exec,
+            reason: format!("{subject} {}", h.reason),
+            rule: Some(h.rule.to_string()),
+            command,
+        };
+        // A tool whose kind is a guess from its name (MCP) or unknown reads
+        // a path with an effect toolgate cannot be sure of.
+        let unsure = n.kind == ToolKind::Other || (n.mcp.is_some() && n.kind != ToolKind::Read);
+        for t in &n.paths {
+            let access = match protected::Access::of_tool(t.access) {
+                protected::Access::Read if unsure => protected::Access::Unknown,
+                a => a,
+            };
+            let tree = matches!(access, protected::Access::Delete | protected::Access::Move);
+            if let Some(h) = p.judge_path(access, &t.path, tree, env) {
+                out.push(concern(h, &n.tool, None));
+            }
+        }
+        for u in &n.urls {
+            if let Some(h) = p.judge_url(u) {
+                out.push(concern(h, &n.tool, None));
+            }
+        }
+        if n.mcp.is_some()
+            || matches!(
+                n.kind,
+                ToolKind::Other | ToolKind::Fetch | ToolKind::Browser | ToolKind::Nodes
+            )
+        {
+            let judged: Vec<&str> = n.paths.iter().map(|t| t.raw.as_str()).collect();
+            if let Some(h) = judge_params(p, &n.params, &judged, &n.cwd, env) {
+                out.push(concern(h, &n.tool, None));
+            }
+        }
+        if let Some(first) = n.command.as_deref() {
+            // The call's own directory needs no new environment.
+            let alt: Vec<Env> = n.alt_cwds.iter().map(|c| env.with_cwd(c)).collect();
+            for env in std::iter::once(env).chain(&alt) {
+                for command in
+                    std::iter::once(first).chain(n.alt_commands.iter().map(String::as_str))
+                {
+                    let analysis = n.analyses.get(command, env);
+                    for (h, cmd) in p.judge_shell(&analysis, command, env) {
+                        let subject = match cmd.as_deref().map(str::trim) {
+                            Some("") => "a redirection".to_string(),
+                            Some(c) => format!("`{}`", shell::shorten(c, 80)),
+                            None => format!("`{}`", shell::shorten(command, 80)),
+                        };
+                        out.push(concern(h, &subject, cmd));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The deny and ask rules that match, as concerns about `subject`.
@@ -613,6 +710,68 @@ impl Engine {
         }
         failures
     }
+}
+
+/// Whether a concern is lifted by a bypass of `lifted` layers: a lifted
+/// layer's findings decide nothing — except that lifting `risk` lifts only
+/// the clarity × stakes guess ([`THRESHOLD_RULE`]), never a finding, and
+/// the protected set's findings are lifted by nothing.
+fn is_lifted(c: &Concern, lifted: &[Layer]) -> bool {
+    let rule = c.rule.as_deref();
+    lifted.contains(&c.layer)
+        && (c.layer != Layer::Risk || rule == Some(THRESHOLD_RULE))
+        && !rule.is_some_and(|r| r.starts_with("protected."))
+}
+
+/// The strictest protected-set finding among the strings of a tool's
+/// params (bounded walk; free text such as a message or a file's content
+/// is data, not a target), skipping the paths already judged by access.
+fn judge_params(
+    p: &Protected,
+    params: &serde_json::Map<String, Value>,
+    judged: &[&str],
+    cwd: &str,
+    env: &Env,
+) -> Option<Hit> {
+    const MAX_STRINGS: usize = 256;
+    let mut budget = MAX_STRINGS;
+    let mut best: Option<Hit> = None;
+    let mut stack: Vec<(Option<String>, &Value, usize)> = params
+        .iter()
+        .map(|(k, v)| (Some(crate::normalize::fold_key(k)), v, 1))
+        .collect();
+    while let Some((key, v, depth)) = stack.pop() {
+        if depth > 16 || budget == 0 {
+            break;
+        }
+        if key
+            .as_deref()
+            .is_some_and(|k| crate::normalize::TEXT_KEYS.contains(&k))
+        {
+            continue;
+        }
+        match v {
+            Value::String(s) => {
+                budget -= 1;
+                if s.is_empty() || judged.contains(&s.as_str()) {
+                    continue;
+                }
+                best = protected::stricter(best, p.judge_value(s, cwd, env));
+            }
+            Value::Array(items) => {
+                for item in items {
+                    stack.push((key.clone(), item, depth + 1));
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    stack.push((Some(crate::normalize::fold_key(k)), item, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    best
 }
 
 /// How ambiguous a shell command is: wrappers, inline code, privilege,

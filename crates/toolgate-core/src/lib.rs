@@ -27,6 +27,7 @@ mod normalize;
 mod policy;
 mod posture;
 mod profile;
+mod protected;
 mod protocol;
 mod redact;
 mod shown;
@@ -61,6 +62,7 @@ pub use policy::{
 };
 pub use posture::{Posture, Signals, detect};
 pub use profile::{Profile, ProfileError};
+pub use protected::{DEFAULT_PORT, Protected};
 pub use protocol::protocol_text;
 pub use redact::{bound_size, redact_in_place, redact_text, redact_value};
 pub use shown::{visible, visible_line};

@@ -164,11 +164,13 @@ impl fmt::Display for RiskClass {
 pub enum Layer {
     /// Explicit policy rules, never-block and always-ask lists.
     Policy,
-    /// Shell analysis and the dangerous-operation catalogue for exec calls.
+    /// What a call does: the dangerous-operation catalogue and the
+    /// protected set, for every tool (shell analysis for commands; paths,
+    /// URLs and actions for other tools). No bypass lifts it.
     Exec,
     /// Scope profiles (permitted / prohibited actions).
     Scope,
-    /// Risk class and clarity × stakes score.
+    /// Risk class and clarity × stakes score (a guess, which a bypass may lift).
     Risk,
     /// SOP and memory matching.
     Knowledge,

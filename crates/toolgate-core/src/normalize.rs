@@ -690,7 +690,7 @@ const PATH_KEYS_DEEP: &[&str] = &[
 
 /// Keys of free text (a message, a file's content): a path-looking value
 /// there is prose or data, not a path the tool acts on.
-const TEXT_KEYS: &[&str] = &[
+pub(crate) const TEXT_KEYS: &[&str] = &[
     "content",
     "contents",
     "text",
@@ -723,7 +723,7 @@ struct Deep {
     truncated: bool,
 }
 
-fn fold_key(k: &str) -> String {
+pub(crate) fn fold_key(k: &str) -> String {
     k.chars()
         .filter(|c| *c != '-')
         .map(|c| c.to_ascii_lowercase())

@@ -72,6 +72,7 @@ fn dangerous_commands_are_stopped() {
     cases.extend(load(include_str!("corpus/dangerous_redteam.tsv")));
     cases.extend(load(include_str!("corpus/dangerous_agents.tsv")));
     cases.extend(load(include_str!("corpus/dangerous_trees.tsv")));
+    cases.extend(load(include_str!("corpus/dangerous_gate.tsv")));
     assert!(cases.len() >= 150, "corpus too small: {}", cases.len());
     let mut allowed = Vec::new();
     for (cat, cmd) in &cases {
@@ -97,6 +98,7 @@ fn ordinary_commands_are_allowed() {
     cases.extend(load(include_str!("corpus/benign_redteam.tsv")));
     cases.extend(load(include_str!("corpus/benign_agents.tsv")));
     cases.extend(load(include_str!("corpus/benign_trees.tsv")));
+    cases.extend(load(include_str!("corpus/benign_gate.tsv")));
     assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
     let mut stopped = Vec::new();
     for (cat, cmd) in &cases {
@@ -111,6 +113,35 @@ fn ordinary_commands_are_allowed() {
         stopped.len(),
         cases.len(),
         stopped.join("\n")
+    );
+}
+
+/// Attacks on the gate itself: those labelled `block…` are blocked (no
+/// approval unlocks them), the others at least escalated.
+#[test]
+fn attacks_on_the_gate_are_blocked_as_labelled() {
+    let engine = engine();
+    let env = env();
+    let cases = load(include_str!("corpus/dangerous_gate.tsv"));
+    assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
+    let mut wrong = Vec::new();
+    for (cat, cmd) in &cases {
+        let d = engine.decide(&bash(cmd), &env).decision;
+        let ok = if cat.starts_with("block") {
+            d.decision == Verdict::Block
+        } else {
+            d.decision != Verdict::Allow
+        };
+        if !ok {
+            wrong.push(format!("[{cat}] {cmd:?} → {} {}", d.decision, d.reason));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} attacks on the gate were judged wrongly:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
     );
 }
 
@@ -132,6 +163,7 @@ fn tool_calls_are_judged_as_labelled() {
         let ok = match expect {
             "allow" => d.decision == Verdict::Allow,
             "stop" => d.decision != Verdict::Allow,
+            "block" => d.decision == Verdict::Block,
             other => panic!("unknown expectation {other}"),
         };
         n += 1;

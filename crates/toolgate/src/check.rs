@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
-use toolgate_bundle::{Bundle, LoadEnv, PolicyGuard};
+use toolgate_bundle::{LoadEnv, PolicyGuard};
 use toolgate_core::paths::Env;
 use toolgate_core::{Decision, ToolCall};
-use toolgate_core::{Engine, Policy};
+use toolgate_core::{Engine, Policy, Protected};
 use toolgate_gate::{Gate, SystemClock};
 
 use crate::state::DataDirArgs;
@@ -149,7 +149,30 @@ pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
         None => toolgate_bundle::builtin(),
         Some(path) => toolgate_bundle::load_guarded(Some(path), &load_env(), policy_guard()),
     };
-    bundle.map(Bundle::into_engine).map_err(|e| anyhow!("{e}"))
+    bundle
+        .map(|b| b.protecting(&own_places(None)).into_engine())
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// toolgate's own places this process knows, for the protected set: the
+/// data directory (`dir`, else `$TOOLGATE_DATA_DIR`, else the default) and
+/// the daemon's port named by `$TOOLGATE_URL`. Environment reads only.
+pub(crate) fn own_places(dir: Option<&Path>) -> Protected {
+    let dir = dir
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("TOOLGATE_DATA_DIR").map(PathBuf::from))
+        .unwrap_or_else(crate::state::default_data_dir);
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    let own = Protected::new().data_dir(&dir.to_string_lossy());
+    let port = std::env::var("TOOLGATE_URL").ok().and_then(|u| {
+        let rest = u.split_once("://")?.1;
+        let host = rest.split('/').next()?;
+        host.rsplit_once(':')?.1.parse::<u16>().ok()
+    });
+    match port {
+        Some(p) => own.port(p),
+        None => own,
+    }
 }
 
 /// Parses one ToolCall from JSON text, with errors a person can act on.
@@ -202,7 +225,8 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
-    let engine = load_engine(args.policy.as_deref())?;
+    let engine =
+        load_engine(args.policy.as_deref())?.with_protected(&own_places(Some(&data.resolve().0)));
     if args.stateless {
         return Ok(Decider::Stateless(Box::new(engine), base_env()));
     }

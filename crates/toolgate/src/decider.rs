@@ -190,7 +190,9 @@ impl Decider {
                      store; give --data-dir DIR or --store sqlite:DIR"
                 );
             }
-            let engine = load_engine(args.policy_file())?;
+            // The data dir this hook was pointed at is toolgate's own too.
+            let engine = load_engine(args.policy_file())?
+                .with_protected(&crate::check::own_places(Some(&data.resolve().0)));
             let store = data.open()?;
             // With the policy's model approver, as the daemon has it.
             return Ok(Decider::Local(toolgate_server::model_stage::attach(

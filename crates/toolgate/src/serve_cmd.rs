@@ -100,8 +100,18 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     } else {
         toolgate_bundle::PolicyGuard::Refuse(toolgate_bundle::Writers::AnyButRoot)
     };
+    // The protected set: the data directory, the port and the socket
+    // served, besides the policy's own files (the bundle adds those).
+    let mut own = crate::check::own_places(Some(&dir));
+    if let Some(t) = tcp {
+        own = own.port(t.port());
+    }
+    if let Some(s) = &socket {
+        own = own.socket(&s.to_string_lossy());
+    }
     let loader = Arc::new(move || {
         toolgate_bundle::load_guarded(policy_path.as_deref(), &load_env(), guard)
+            .map(|b| b.protecting(&own))
             .map_err(|e| e.to_string())
     });
     let config = ServerConfig {

@@ -248,6 +248,15 @@ fn separated_checks(ctx: &Ctx, rec: &Record) -> (Vec<String>, Vec<String>) {
             Err(why) => broken.push(format!("{}'s hook: {why}", rt.spec().title)),
         }
     }
+    // The runtimes themselves run as the agent's user: one whose program
+    // that user can change can be swapped for one that runs no hook at all.
+    for name in &pinned {
+        if let Some(rt) = Runtime::parse(name) {
+            for why in runtime_program_changeable(ctx, rt) {
+                broken.push(why);
+            }
+        }
+    }
     if pinned.is_empty() {
         broken.push("no runtime has a pinned system-level hook".into());
     } else {
@@ -257,6 +266,73 @@ fn separated_checks(ctx: &Ctx, rec: &Record) -> (Vec<String>, Vec<String>) {
         ));
     }
     (held, broken)
+}
+
+/// The commands each runtime is started with, looked up in `$PATH`.
+fn runtime_programs(rt: Runtime) -> &'static [&'static str] {
+    match rt {
+        Runtime::ClaudeCode => &["claude"],
+        Runtime::Codex => &["codex"],
+        Runtime::Gemini => &["gemini"],
+        Runtime::Cursor => &["cursor-agent"],
+    }
+}
+
+/// Why the user can change what runs when `rt` is started from `$PATH`: its
+/// program as found (the link and what it points to) and, for a script, the
+/// interpreter its `#!` line names. A managed hook in a root-owned file is
+/// only as good as the program that reads it: an agent that can replace
+/// `claude` with a program of its own has no hook in its way at its next
+/// session. A runtime not found in `$PATH` is not judged (it may be started
+/// some other way; docs/threat-model.md says what to keep out of reach).
+fn runtime_program_changeable(ctx: &Ctx, rt: Runtime) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in runtime_programs(rt) {
+        let Ok(found) = super::command::locate(name, ctx) else {
+            continue;
+        };
+        let mut chain = vec![found.clone()];
+        if let Ok(real) = std::fs::canonicalize(&found)
+            && real != found
+        {
+            chain.push(real);
+        }
+        if let Some(interp) = chain.last().and_then(|p| interpreter(ctx, p)) {
+            chain.push(interp);
+        }
+        for path in chain {
+            if let Some(why) = changeable(ctx, &path) {
+                out.push(format!(
+                    "you can change {} ({why}), which runs when {} starts: an agent could put \
+                     there a program that runs no hook; install it where only root can write \
+                     (for example `sudo npm install -g …`)",
+                    path.display(),
+                    rt.spec().title
+                ));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The interpreter a script's `#!` line names (`/usr/bin/env node` is
+/// `node` as found in `$PATH`), resolved through links.
+fn interpreter(ctx: &Ctx, script: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let line = std::str::from_utf8(&head[..n]).ok()?.strip_prefix("#!")?;
+    let line = line.lines().next()?.trim();
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let program = if first.ends_with("/env") {
+        let name = words.find(|w| !w.starts_with('-'))?;
+        super::command::locate(name, ctx).ok()?
+    } else {
+        PathBuf::from(first)
+    };
+    Some(std::fs::canonicalize(&program).unwrap_or(program))
 }
 
 /// Whether `file` (the system-level hook file of `rt`) holds toolgate's

@@ -175,3 +175,49 @@ fn the_daemons_own_user_or_root_is_not_the_agent() {
     assert_eq!(f.level, Level::Warn);
     assert!(f.fix.unwrap().contains("sudo -u agent"), "run as the agent");
 }
+
+/// A runtime whose program the agent's user can change is no guarantee:
+/// `claude` found in `$PATH` (a link to a script run by `node`), each of
+/// the link's directory, the script and the interpreter made writable in
+/// turn, makes it same-user, naming the file; all of them out of reach
+/// keeps it separated.
+#[test]
+fn a_runtime_program_the_agent_can_change_breaks_the_guarantee() {
+    let layout = |l: &Laid| {
+        let r = l.root.path();
+        for dir in ["home/bin", "opt/claude", "opt/node/bin"] {
+            std::fs::create_dir_all(r.join(dir)).unwrap();
+            chmod(&r.join(dir), 0o755);
+        }
+        std::fs::write(r.join("opt/node/bin/node"), "\x7fELF").unwrap();
+        chmod(&r.join("opt/node/bin/node"), 0o755);
+        std::fs::write(r.join("opt/claude/cli.js"), "#!/usr/bin/env node\n").unwrap();
+        chmod(&r.join("opt/claude/cli.js"), 0o755);
+        std::os::unix::fs::symlink(r.join("opt/claude/cli.js"), r.join("home/bin/claude")).unwrap();
+        let path = format!(
+            "{}:{}",
+            r.join("home/bin").display(),
+            r.join("opt/node/bin").display()
+        );
+        let mut ctx = Ctx::for_test(r, &[("PATH", &path)]);
+        ctx.system_root = r.to_path_buf();
+        ctx
+    };
+    let l = laid();
+    let ctx = layout(&l);
+    let f = one(&ctx);
+    assert_eq!(f.level, Level::Ok, "{}", f.message);
+    for (spoil, named) in [
+        ("home/bin", "home/bin/claude"),
+        ("opt/claude/cli.js", "opt/claude/cli.js"),
+        ("opt/node/bin", "opt/node/bin/node"),
+    ] {
+        let l = laid();
+        let ctx = layout(&l);
+        chmod(&l.root.path().join(spoil), 0o777);
+        let f = one(&ctx);
+        assert_eq!(f.level, Level::Error, "{spoil}: {}", f.message);
+        assert!(f.message.contains(named), "{named}: {}", f.message);
+        assert!(f.message.contains("runs no hook"), "{}", f.message);
+    }
+}

@@ -154,6 +154,9 @@ pub(crate) fn load_engine(path: Option<&Path>) -> Result<Engine> {
         .map_err(|e| anyhow!("{e}"))
 }
 
+/// The file in the data directory where a daemon writes its process id.
+pub(crate) const PID_FILE: &str = "daemon.pid";
+
 /// toolgate's own places this process knows, for the protected set: the
 /// data directory (`dir`, else `$TOOLGATE_DATA_DIR`, else the default) and
 /// the daemon's port named by `$TOOLGATE_URL`. Environment reads only.
@@ -163,7 +166,14 @@ pub(crate) fn own_places(dir: Option<&Path>) -> Protected {
         .or_else(|| std::env::var_os("TOOLGATE_DATA_DIR").map(PathBuf::from))
         .unwrap_or_else(crate::state::default_data_dir);
     let dir = std::path::absolute(&dir).unwrap_or(dir);
-    let own = Protected::new().data_dir(&dir.to_string_lossy());
+    let mut own = Protected::new().data_dir(&dir.to_string_lossy());
+    // The daemon serving this directory, by its process id.
+    if let Some(pid) = std::fs::read_to_string(dir.join(PID_FILE))
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+    {
+        own = own.pid(pid);
+    }
     let port = std::env::var("TOOLGATE_URL").ok().and_then(|u| {
         let rest = u.split_once("://")?.1;
         let host = rest.split('/').next()?;

@@ -102,7 +102,7 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     };
     // The protected set: the data directory, the port and the socket
     // served, besides the policy's own files (the bundle adds those).
-    let mut own = crate::check::own_places(Some(&dir));
+    let mut own = crate::check::own_places(Some(&dir)).pid(std::process::id());
     if let Some(t) = tcp {
         own = own.port(t.port());
     }
@@ -142,6 +142,10 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         socket,
         daemon_key: Some(daemon_key),
     };
+    // Hooks deciding in their own process read it to know this daemon's
+    // process by number (`kill 4242` after a `pgrep` in an earlier call).
+    let pid_file = dir.join(crate::check::PID_FILE);
+    write_pid_file(&pid_file);
     let served = runtime.block_on(async move {
         let server = Server::bind_with(config, listening)
             .await
@@ -172,9 +176,33 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     // Blocking work still queued (a store locked by another process) must
     // not hold the exit: what it would record is not acknowledged anyway.
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Only ours: another daemon started on the directory since owns it now.
+    if std::fs::read_to_string(&pid_file).is_ok_and(|t| t.trim() == std::process::id().to_string())
+    {
+        let _ = std::fs::remove_file(&pid_file);
+    }
     served?;
     eprintln!("toolgate serve: stopped");
     Ok(())
+}
+
+/// Writes this process's id to `path` (private, replaced whole). A daemon
+/// that cannot write it still serves: the file only adds protection.
+fn write_pid_file(path: &std::path::Path) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("pid.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| writeln!(f, "{}", std::process::id()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        tracing::warn!("cannot write {}: {e}", path.display());
+    }
 }
 
 /// What the start-up message says.

@@ -304,6 +304,16 @@ fn process_hit(p: &Protected, cmd: &SimpleCommand, analysis: &ShellAnalysis) -> 
             {
                 return Some(stops_gate("signals toolgate's process"));
             }
+            // By number: the daemon's pid, or its process group (`-PID`).
+            if let Some(pid) = targets.iter().find_map(|w| {
+                let t = w.text.trim();
+                let n: u32 = t.strip_prefix('-').unwrap_or(t).parse().ok()?;
+                p.pids().contains(&n).then_some(n)
+            }) {
+                return Some(stops_gate(&format!(
+                    "signals toolgate's process (pid {pid})"
+                )));
+            }
             None
         }
         "killall5" => Some(stops_gate("signals every process, toolgate's among them")),

@@ -54,7 +54,7 @@ pub const DEFAULT_PORT: u16 = 7878;
 
 /// The protected set's members known only where toolgate runs: the policy
 /// in force and the files it loaded, data directories, the daemon's Unix
-/// socket and TCP ports. The static members (runtimes' hook settings,
+/// socket, TCP ports and process id. The static members (runtimes' hook settings,
 /// toolgate's files by name and its usual places) need no handing in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
@@ -62,6 +62,7 @@ pub struct Protected {
     data_dirs: Vec<String>,
     sockets: Vec<String>,
     ports: Vec<u16>,
+    pids: Vec<u32>,
 }
 
 /// Keeps `path` (made absolute lexically) in `list` once.
@@ -114,6 +115,17 @@ impl Protected {
         self
     }
 
+    /// Also protects the daemon's process by its id: a signal sent to it by
+    /// number (`kill -STOP 4242`, after `pgrep` in an earlier call) is
+    /// stopped like one sent by name. Ids 0 and 1 are never taken (they
+    /// name a process group and init, which other rules judge).
+    pub fn pid(mut self, pid: u32) -> Protected {
+        if pid > 1 && !self.pids.contains(&pid) {
+            self.pids.push(pid);
+        }
+        self
+    }
+
     /// Both sets' members.
     pub fn merged(mut self, other: &Protected) -> Protected {
         for f in &other.files {
@@ -127,6 +139,9 @@ impl Protected {
         }
         for p in &other.ports {
             self = self.port(*p);
+        }
+        for p in &other.pids {
+            self = self.pid(*p);
         }
         self
     }
@@ -144,6 +159,11 @@ impl Protected {
     /// The daemon's sockets handed in (absolute).
     pub fn sockets(&self) -> &[String] {
         &self.sockets
+    }
+
+    /// The daemon's process ids handed in.
+    pub fn pids(&self) -> &[u32] {
+        &self.pids
     }
 
     /// Every protected port: [`DEFAULT_PORT`] and those handed in.

@@ -27,6 +27,7 @@ fn protected() -> Protected {
         .data_dir(DATA)
         .socket(SOCKET)
         .port(9000)
+        .pid(4242)
 }
 
 fn engine() -> &'static Engine {
@@ -634,6 +635,12 @@ fn stopping_pausing_or_disabling_the_gate_is_blocked() {
         "python3 -c \"import subprocess; subprocess.run(['pkill','toolgate'])\"",
         "python3 -c \"import os,signal; os.kill(int(open('/run/toolgate/pid').read()), signal.SIGSTOP)\"",
         "node -e \"require('child_process').execSync('systemctl --user stop toolgate')\"",
+        // By number, once an earlier call looked the daemon's pid up.
+        "kill 4242",
+        "kill -STOP 4242",
+        "kill -s STOP 4242",
+        "kill -9 -4242",
+        "kill -- 4242",
     ] {
         let (v, r, why) = cmd(c);
         assert_eq!(v, Verdict::Block, "{c}: {why}");
@@ -641,6 +648,7 @@ fn stopping_pausing_or_disabling_the_gate_is_blocked() {
     }
     for c in [
         "kill 12345",
+        "kill 42420",
         "kill %1",
         "killall node",
         "pkill -f 'npm run dev'",

@@ -1,36 +1,28 @@
-//! Links the `toolgate` binary as a position-dependent executable, with the
-//! functions a short-lived process runs placed together.
+//! Links the `toolgate` binary position independent with full RELRO, and
+//! with the functions a short-lived process runs placed together.
 //!
 //! `toolgate hook` is one process per tool call, so start-up is on every
-//! call's path. A position-independent executable has every pointer in its
-//! static data (the rule tables the build generates, the automata index,
-//! vtables) relocated by the loader at start, which writes — and so faults
-//! in — every page that holds one: about 170 page faults, some 0.7 ms, per
-//! process (scripts/bench-hook). At a fixed address nothing is relocated and
-//! a page is read only if a call uses it. Paired in one run, the PIE build's
-//! hook took 2.81 ms and this one 2.42 ms; `check --stateless` 1.81 and 1.42.
+//! call's path; the daemon, in separated mode, parses agent-written text
+//! with C code (tree-sitter, SQLite) as a user more privileged than the
+//! agent's. On Linux with glibc, `.cargo/config.toml` links the whole C
+//! runtime statically and position independent (static-pie): no dynamic
+//! loader, and every process at a random address. Full RELRO (`-z relro -z
+//! now`) is asked for here explicitly, so no linker default can drop it:
+//! the relocated data and the GOT are read-only before `main` runs.
 //!
-//! On Linux with glibc, `.cargo/config.toml` goes further and links the
-//! whole C runtime statically, at a fixed address (`-C relocation-model=
-//! static`, which implies this flag): no dynamic loader at all.
-//!
-//! What is given up is address-space randomization of the binary's image —
-//! with the static link, libc's too (stack, heap and mappings are still
-//! randomized) — in a process that hands attacker-supplied text to C
-//! parsers (tree-sitter, SQLite). `RUSTFLAGS= TOOLGATE_PIE=1 cargo build
-//! --release` builds the usual dynamically linked PIE instead, for an
-//! installation that prefers that to ~0.9 ms per call
-//! (docs/decisions/0006-hook-process-start-up.md).
+//! The other choice, a fixed address (`-C relocation-model=static`), saves
+//! a hook ~0.6 ms of relocations but gives every process the same layout;
+//! it was measured and set aside
+//! (docs/decisions/0021-aslr-for-every-process.md), and `toolgate setup
+//! separated` refuses such a binary.
 
 use std::path::Path;
 
 fn main() {
-    let pie = std::env::var_os("TOOLGATE_PIE").is_some_and(|v| v == "1");
-    if !pie && std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
-        println!("cargo::rustc-link-arg-bin=toolgate=-no-pie");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo::rustc-link-arg-bin=toolgate=-Wl,-z,relro,-z,now");
     }
     hot_functions_first();
-    println!("cargo::rerun-if-env-changed=TOOLGATE_PIE");
     println!("cargo::rerun-if-changed=build.rs");
 }
 

@@ -11,6 +11,7 @@ mod codex_trust_cmd;
 mod deadline;
 mod decider;
 mod doctor_cmd;
+mod hardening;
 mod hook_cmd;
 mod install_cmd;
 mod knowledge_cmd;

@@ -717,8 +717,11 @@ data_f="$work/data-f"
 agent_token="agent-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
 operator_token="operator-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
 serve_log="$work/serve.log"
+# The policy lies in this checkout, the daemon's working directory, which
+# toolgate counts as the agent's to change: said knowingly here.
 TOOLGATE_AGENT_TOKEN="$agent_token" TOOLGATE_OPERATOR_TOKEN="$operator_token" \
-  "$bin" serve --listen 127.0.0.1:0 --data-dir "$data_f" --policy "$deny_policy" >"$serve_log" 2>&1 &
+  "$bin" serve --listen 127.0.0.1:0 --data-dir "$data_f" --policy "$deny_policy" \
+  --allow-writable-policy >"$serve_log" 2>&1 &
 serve_pid=$!
 serve_url=""
 for _ in $(seq 1 300); do

@@ -8,9 +8,13 @@ const crypto = require('node:crypto');
 const BASE = process.env.TOOLGATE_URL || 'http://127.0.0.1:7878';
 const OPERATOR = process.env.TOOLGATE_OPERATOR_TOKEN;
 const AGENT = process.env.TOOLGATE_AGENT_TOKEN;
+// A named operator's own token: only named people count toward an R4 quorum.
+const PERSON = process.env.TOOLGATE_PERSON_TOKEN;
 
 test.beforeAll(() => {
-  if (!OPERATOR || !AGENT) throw new Error('TOOLGATE_OPERATOR_TOKEN and TOOLGATE_AGENT_TOKEN must be set (run tests/e2e/ui/run.sh)');
+  if (!OPERATOR || !AGENT || !PERSON) {
+    throw new Error('TOOLGATE_OPERATOR_TOKEN, TOOLGATE_AGENT_TOKEN and TOOLGATE_PERSON_TOKEN must be set (run tests/e2e/ui/run.sh)');
+  }
 });
 
 /** What `toolgate ui` asks the daemon for: a one-time sign-in link. */
@@ -78,7 +82,8 @@ function checkAndWait(call, wait = '60s') {
 
 test('fifteen pending calls: the inbox leads, identical ones are one card, most urgent first, the keyboard approves', async ({ page }) => {
   const run = crypto.randomBytes(3).toString('hex');
-  await page.goto(await signInLink());
+  // Signed in as a named person: R4 votes count only from named people.
+  await page.goto(await signInLink(PERSON));
   await expect(page.getByTestId('conn')).toHaveAttribute('data-state', 'live');
 
   // Six sessions force-push the same branch (R4), eight restart a service on

@@ -321,6 +321,25 @@ fn separated(args: &SeparatedArgs) -> Result<()> {
                 .unwrap_or_else(|_| "toolgate".into())
         );
     }
+    // The daemon will parse agent-written text with C code as a user more
+    // privileged than the agent's: never from a binary at a fixed address.
+    let exe = std::env::current_exe().context("cannot find this toolgate binary")?;
+    if let Some(h) = crate::hardening::of_file(&exe)
+        && !h.hardened()
+    {
+        bail!(
+            "{} is built {}: the separated daemon must run with address-space randomization \
+             and full RELRO (docs/decisions/0021-aslr-for-every-process.md). Build it with the \
+             repository's own settings (`cargo install --locked --path crates/toolgate`, no \
+             RUSTFLAGS that set relocation-model=static), then run this again",
+            exe.display(),
+            match (h.pie, h.full_relro) {
+                (false, false) => "at a fixed address, without full RELRO",
+                (false, true) => "at a fixed address (not position independent)",
+                _ => "without full RELRO",
+            }
+        );
+    }
     let runtimes: Vec<Runtime> = args
         .runtimes
         .iter()

@@ -195,7 +195,17 @@ async fn cast(
     .await
     .map_err(|_| ApiError::internal("recording the vote failed"))??;
     app.committed.notify_one();
-    let mut out = match outcome {
+    let mut out = outcome_json(&outcome);
+    out["have"] = json!(view.have);
+    out["need"] = json!(view.need);
+    out["approval"] = serde_json::to_value(&view).unwrap_or(Value::Null);
+    Ok(Json(out))
+}
+
+/// What a vote (or a bypass of one approval, which is a vote) achieved, as
+/// the answer's `outcome` and its figures.
+pub(super) fn outcome_json(outcome: &VoteOutcome) -> Value {
+    match *outcome {
         VoteOutcome::Approved { usable_until_ms } => {
             json!({"outcome": "approved", "usable_until_ms": usable_until_ms})
         }
@@ -207,9 +217,5 @@ async fn cast(
             json!({"outcome": "recorded", "have": have, "need": need, "user_missing": user_missing})
         }
         VoteOutcome::Denied => json!({"outcome": "denied"}),
-    };
-    out["have"] = json!(view.have);
-    out["need"] = json!(view.need);
-    out["approval"] = serde_json::to_value(&view).unwrap_or(Value::Null);
-    Ok(Json(out))
+    }
 }

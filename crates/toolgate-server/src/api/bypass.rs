@@ -16,7 +16,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate_core::{ApprovalId, parse_layer};
-use toolgate_gate::VoteOutcome;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,19 +106,7 @@ pub async fn start(
             .await
             .map_err(|_| ApiError::internal("bypassing the approval failed"))??;
             app.committed.notify_one();
-            let mut out = match outcome {
-                VoteOutcome::Approved { usable_until_ms } => {
-                    json!({"outcome": "approved", "usable_until_ms": usable_until_ms})
-                }
-                VoteOutcome::Recorded {
-                    have,
-                    need,
-                    user_missing,
-                } => {
-                    json!({"outcome": "recorded", "have": have, "need": need, "user_missing": user_missing})
-                }
-                VoteOutcome::Denied => json!({"outcome": "denied"}),
-            };
+            let mut out = super::approvals::outcome_json(&outcome);
             out["approval"] = serde_json::to_value(&a).unwrap_or(Value::Null);
             out
         }

@@ -33,15 +33,16 @@ every earlier step, so the test can say what happened at each step.
 
 import json
 import os
-import random
 import re
 import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# The Messages API's stream format and the server loop are the Claude Code
+# suite's (tests/e2e/claude-code/fake_anthropic.py); only the script is ours.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "claude-code"))
+from fake_anthropic import Handler as MessagesHandler, message_events, serve, sse  # noqa: E402
 
 SCRIPT_MARKER = re.compile(r"<<<SCRIPT:(.*?)>>>", re.S)
-LOG_LOCK = threading.Lock()
 
 
 def texts(content):
@@ -96,58 +97,12 @@ def substitute(value, env):
     return value
 
 
-def sse(events):
-    return "".join("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev)) for ev in events).encode()
-
-
-def message_events(model, block, stop_reason):
-    msg_id = "msg_" + uuid.uuid4().hex[:24]
-    usage = {"input_tokens": 12, "output_tokens": 1,
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    events = [{"type": "message_start", "message": {
-        "id": msg_id, "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}]
-    if block["type"] == "tool_use":
-        events.append({"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
-        events.append({"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
-    else:
-        events.append({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}})
-        events.append({"type": "content_block_delta", "index": 0,
-                       "delta": {"type": "text_delta", "text": block["text"]}})
-    events.append({"type": "content_block_stop", "index": 0})
-    events.append({"type": "message_delta",
-                   "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                   "usage": {"output_tokens": 8}})
-    events.append({"type": "message_stop"})
-    return msg_id, events
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log_file = None
-
-    def log_message(self, fmt, *args):  # keep stderr quiet
-        pass
-
-    def record(self, entry):
-        with LOG_LOCK, open(self.log_file, "a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
-
-    def reply(self, status, body, ctype="application/json"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(MessagesHandler):
+    """The Claude suite's handler (quiet log, `record`, `reply`, HEAD), with
+    GETs left out of the log and POSTs played from the session's script."""
 
     def do_GET(self):
         self.reply(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}')
-
-    def do_HEAD(self):
-        self.reply(200, b"")
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -222,22 +177,7 @@ def main():
     lo = int(sys.argv[3]) if len(sys.argv) > 3 else 23000
     hi = int(sys.argv[4]) if len(sys.argv) > 4 else 23999
     Handler.log_file = log_file
-    ports = list(range(lo, hi + 1))
-    random.shuffle(ports)
-    server = None
-    for port in ports:
-        try:
-            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-            break
-        except OSError:
-            continue
-    if server is None:
-        sys.exit("fake_model: no free port in %d-%d" % (lo, hi))
-    server.daemon_threads = True
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(port_file + ".tmp", port_file)
-    server.serve_forever()
+    serve(Handler, port_file, lo, hi, "fake_model")
 
 
 if __name__ == "__main__":

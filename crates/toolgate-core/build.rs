@@ -18,6 +18,8 @@ const PACKS: &[&str] = &[
     "secrets.toml",
     "tools.toml",
     "code.toml",
+    "supply.toml",
+    "verbs.toml",
 ];
 
 fn main() {

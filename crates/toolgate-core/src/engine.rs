@@ -296,12 +296,17 @@ impl Engine {
             self.judge_tool(&n, &env)
         };
 
-        let mut concerns = concerns;
+        // The gate's own protection comes first: of two equal findings, it
+        // is the one that names the reason (what is protected, and why).
         let mut class = class;
-        for c in guarded {
-            class = class.max(c.class);
-            concerns.push(c);
-        }
+        let mut concerns = {
+            let mut all = guarded;
+            for c in &all {
+                class = class.max(c.class);
+            }
+            all.extend(concerns);
+            all
+        };
         if let Some(why) = &n.unreadable {
             // What cannot be read is never allowed.
             concerns.push(Concern {
@@ -445,6 +450,7 @@ impl Engine {
             .count()
             > 1;
 
+        let mut exfil = crate::exfil::Exfil::default();
         for cmd in &analysis.commands {
             let shown = describe(cmd, compound);
             let mut cmd_concern: Option<Concern> = None;
@@ -457,6 +463,7 @@ impl Engine {
                 raise(c);
             }
             let findings = self.catalogue.match_command(cmd, env);
+            exfil.note(cmd, &findings);
             let worst: Option<&Finding> = findings.first();
             let cmd_class = worst.map(|f| f.class).unwrap_or(if cmd.wrapper {
                 RiskClass::R0
@@ -471,6 +478,17 @@ impl Engine {
                 c.command = Some(cmd.display());
                 concerns.push(c);
             }
+        }
+        if let Some(reason) = exfil.verdict() {
+            concerns.push(Concern {
+                verdict: Verdict::Block,
+                class: RiskClass::R4,
+                layer: Layer::Exec,
+                reason,
+                rule: Some(crate::exfil::RULE.to_string()),
+                command: None,
+            });
+            class = RiskClass::R4;
         }
         for o in &analysis.opaque {
             concerns.push(Concern {

@@ -17,6 +17,7 @@ mod catalogue;
 mod engine;
 #[cfg(test)]
 mod enum_strings;
+mod exfil;
 mod hex;
 /// Hook protocols of Claude Code, Codex, Gemini CLI and Cursor ↔ [`model::ToolCall`] / [`model::Decision`].
 pub mod hooks;

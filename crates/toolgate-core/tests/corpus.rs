@@ -64,6 +64,28 @@ fn bash(command: &str) -> ToolCall {
     }
 }
 
+/// One corpus per class of issue 30 (docs/catalogue.md): what must be
+/// stopped (`stop`) or hard-blocked (`block`). Lines marked `# not yet:`
+/// are known gaps, kept where the next change can pick them up.
+const CLASS_DANGEROUS: &[(&str, &str)] = &[
+    ("infra_cli", include_str!("corpus/dangerous_infra_cli.tsv")),
+    ("http", include_str!("corpus/dangerous_http.tsv")),
+    ("hidden", include_str!("corpus/dangerous_hidden.tsv")),
+    ("supply", include_str!("corpus/dangerous_supply.tsv")),
+    (
+        "other_users",
+        include_str!("corpus/dangerous_other_users.tsv"),
+    ),
+];
+
+/// Their counter-examples: ordinary calls of the same programs.
+const CLASS_BENIGN: &[(&str, &str)] = &[
+    ("infra_cli", include_str!("corpus/benign_infra_cli.tsv")),
+    ("http", include_str!("corpus/benign_http.tsv")),
+    ("supply", include_str!("corpus/benign_supply.tsv")),
+    ("idioms", include_str!("corpus/benign_idioms.tsv")),
+];
+
 #[test]
 fn dangerous_commands_are_stopped() {
     let engine = engine();
@@ -73,6 +95,9 @@ fn dangerous_commands_are_stopped() {
     cases.extend(load(include_str!("corpus/dangerous_agents.tsv")));
     cases.extend(load(include_str!("corpus/dangerous_trees.tsv")));
     cases.extend(load(include_str!("corpus/dangerous_gate.tsv")));
+    for (_, text) in CLASS_DANGEROUS {
+        cases.extend(load(text));
+    }
     assert!(cases.len() >= 150, "corpus too small: {}", cases.len());
     let mut allowed = Vec::new();
     for (cat, cmd) in &cases {
@@ -99,6 +124,9 @@ fn ordinary_commands_are_allowed() {
     cases.extend(load(include_str!("corpus/benign_agents.tsv")));
     cases.extend(load(include_str!("corpus/benign_trees.tsv")));
     cases.extend(load(include_str!("corpus/benign_gate.tsv")));
+    for (_, text) in CLASS_BENIGN {
+        cases.extend(load(text));
+    }
     assert!(cases.len() >= 100, "corpus too small: {}", cases.len());
     let mut stopped = Vec::new();
     for (cat, cmd) in &cases {
@@ -178,6 +206,42 @@ fn tool_calls_are_judged_as_labelled() {
     assert!(
         wrong.is_empty(),
         "{} of {n} tool calls judged wrongly:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The hard-block class: every line labelled `block` in the class corpora
+/// is blocked (no approval runs it), every `stop` at least escalated.
+#[test]
+fn class_corpora_are_judged_as_labelled() {
+    let engine = engine();
+    let env = env();
+    let mut wrong = Vec::new();
+    let mut blocks = 0;
+    for (class, text) in CLASS_DANGEROUS {
+        for (cat, cmd) in load(text) {
+            let d = engine.decide(&bash(&cmd), &env).decision;
+            let ok = match cat.as_str() {
+                "block" => {
+                    blocks += 1;
+                    d.decision == Verdict::Block
+                }
+                "stop" => d.decision != Verdict::Allow,
+                other => panic!("{class}: unknown label {other}"),
+            };
+            if !ok {
+                wrong.push(format!(
+                    "[{class}/{cat}] {cmd:?} → {} {}",
+                    d.decision, d.reason
+                ));
+            }
+        }
+    }
+    assert!(blocks >= 100, "too few hard-block cases: {blocks}");
+    assert!(
+        wrong.is_empty(),
+        "{} class cases were judged wrongly:\n{}",
         wrong.len(),
         wrong.join("\n")
     );

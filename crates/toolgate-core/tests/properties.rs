@@ -159,3 +159,49 @@ fn hostile_shapes_are_bounded() {
     let globs = "rm -rf".to_string() + &" *".repeat(5000);
     assert_ne!(decide(&globs), Verdict::Allow);
 }
+
+/// Catastrophes that are hard blocks in plain form: their statically
+/// recoverable disguises must be blocked too (issue 30, item 6).
+const BLOCKED: &[&str] = &[
+    "rm -rf /",
+    "rm -rf ~",
+    "rm -fr /home/dev",
+    "rm -rf /etc",
+    "rm -rf /usr",
+    "mkfs.ext4 /dev/sda1",
+    "dd if=/dev/zero of=/dev/sda",
+];
+
+/// Spellings a shell turns back into `cmd` before running it: the whole
+/// text base64-encoded and decoded into a shell, the program name in
+/// ANSI-C hex or octal escapes, split by quotes or a backslash.
+fn disguise(cmd: &str, how: u8) -> String {
+    use base64::Engine as _;
+    let (program, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
+    let hex: String = program.bytes().map(|b| format!("\\x{b:02x}")).collect();
+    let octal: String = program.bytes().map(|b| format!("\\{b:03o}")).collect();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(cmd);
+    let (head, tail) = program.split_at(1);
+    match how % 8 {
+        0 => format!("echo {b64} | base64 -d | sh"),
+        1 => format!("echo '{b64}' | base64 --decode | bash"),
+        2 => format!("base64 -d <<< {b64} | sh"),
+        3 => format!("$'{hex}' {rest}"),
+        4 => format!("$'{octal}' {rest}"),
+        5 => format!("{head}''{tail} {rest}"),
+        6 => format!("{head}\"\"{tail} {rest}"),
+        _ => format!("{head}\\{tail} {rest}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_recoverable_disguise_is_judged_like_its_plain_form(base in 0usize..BLOCKED.len(), how in any::<u8>()) {
+        let plain = BLOCKED[base];
+        prop_assert_eq!(decide(plain), Verdict::Block, "plain form: {}", plain);
+        let hidden = disguise(plain, how);
+        prop_assert_eq!(decide(&hidden), Verdict::Block, "disguise of {}: {}", plain, hidden);
+    }
+}

@@ -744,7 +744,13 @@ mod tests {
             assert!(r.latency_us.p50 <= r.latency_us.p99 && r.latency_us.p99 <= r.latency_us.max);
             assert_eq!(r.server_elapsed_us.min, 3);
             assert_eq!(r.server_elapsed_us.max, 7);
-            assert!(r.achieved_rps > 1000.0, "{}", r.achieved_rps);
+            // How fast the run went depends on the machine; that it was
+            // measured at all does not.
+            assert!(
+                r.achieved_rps.is_finite() && r.achieved_rps > 0.0,
+                "{}",
+                r.achieved_rps
+            );
             let json = serde_json::to_value(&r).unwrap();
             assert_eq!(json["latency_us"]["count"], 1000);
             assert!(

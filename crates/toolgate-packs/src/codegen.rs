@@ -137,6 +137,7 @@ fn set_refs(refs: &[SetRef]) -> String {
             SetRef::Set(i) => format!("SetRef::Set({i})"),
             SetRef::WorkspaceRoot => "SetRef::WorkspaceRoot".into(),
             SetRef::OutsideWorkspace => "SetRef::OutsideWorkspace".into(),
+            SetRef::OtherUsers => "SetRef::OtherUsers".into(),
             SetRef::Unknown => "SetRef::Unknown".into(),
         })
         .collect();
@@ -150,7 +151,7 @@ fn exec(r: &Exec) -> String {
          operands_regex: {}, operands_not_regex: {}, flags_any: {}, flags_all: {}, \
          flags_none: {}, arg_regex: {}, args_regex: {}, args_not_regex: {}, paths_any: {}, \
          operand_scope: OperandScope::{}, dynamic_paths: {}, redirect_to: {}, \
-         redirect_from: {}, stdin_from: {}, privileged: {:?}, code_regex: {}, via_all: {}, \
+         redirect_overwrites: {}, redirect_from: {}, stdin_from: {}, privileged: {:?}, code_regex: {}, via_all: {}, \
          recursive_function: {}, no_operands: {} }}",
         common(&r.header),
         strs(&r.programs_not),
@@ -167,6 +168,7 @@ fn exec(r: &Exec) -> String {
         r.operand_scope,
         r.dynamic_paths,
         set_refs(&r.redirect_to),
+        r.redirect_overwrites,
         set_refs(&r.redirect_from),
         strs(&r.stdin_from),
         r.privileged,

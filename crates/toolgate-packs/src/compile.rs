@@ -34,6 +34,8 @@ pub enum SetRef {
     WorkspaceRoot,
     /// `@outside_workspace`.
     OutsideWorkspace,
+    /// `@other_users`: inside a home that is not the agent's.
+    OtherUsers,
     /// `@unknown`: an operand known only at run time.
     Unknown,
 }
@@ -111,6 +113,8 @@ pub struct Exec {
     pub dynamic_paths: bool,
     /// Sets a write redirection must go into.
     pub redirect_to: Vec<SetRef>,
+    /// Only a replacing write redirection counts.
+    pub redirect_overwrites: bool,
     /// Sets a read redirection must come from.
     pub redirect_from: Vec<SetRef>,
     /// Programs upstream in the pipeline.
@@ -384,6 +388,7 @@ fn exec_rule(
         operand_scope,
         dynamic_paths: s.dynamic_paths,
         redirect_to: set_refs(&s.redirect_to, out, blob)?,
+        redirect_overwrites: s.redirect_overwrites,
         redirect_from: set_refs(&s.redirect_from, out, blob)?,
         stdin_from: s.stdin_from.clone(),
         privileged: s.privileged,
@@ -401,6 +406,7 @@ fn set_refs(list: &[String], out: &mut Compiled, blob: &mut Blob) -> Result<Vec<
         .map(|text| match text.as_str() {
             "@workspace_root" => Ok(SetRef::WorkspaceRoot),
             "@outside_workspace" => Ok(SetRef::OutsideWorkspace),
+            "@other_users" => Ok(SetRef::OtherUsers),
             "@unknown" => Ok(SetRef::Unknown),
             _ => match text.strip_prefix('@') {
                 Some(name) => out.sets[..out.named]

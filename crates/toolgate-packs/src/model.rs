@@ -149,6 +149,10 @@ pub struct ExecRuleSpec {
     /// Write / append redirections into these paths.
     #[serde(default)]
     pub redirect_to: Vec<String>,
+    /// `redirect_to` counts only a redirection that replaces the file
+    /// (`>`, `<>`), not one that appends (`>>`).
+    #[serde(default)]
+    pub redirect_overwrites: bool,
     /// Read redirections from these paths.
     #[serde(default)]
     pub redirect_from: Vec<String>,

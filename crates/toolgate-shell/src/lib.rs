@@ -20,6 +20,7 @@ mod redirect;
 mod remote;
 mod repeaters;
 mod scope;
+mod setup_idiom;
 mod tracking;
 mod types;
 mod unwrap;

@@ -184,17 +184,31 @@ impl Analyzer<'_> {
             "eval" => {
                 cmd.wrapper = true;
                 self.push(cmd);
-                if args.iter().any(|w| w.dynamic) {
+                if args
+                    .iter()
+                    .any(|w| w.dynamic && !crate::setup_idiom::prints_shell_setup(&w.text))
+                {
                     self.opaque(
                         "eval runs text that is only known at run time",
                         &display(&args),
                     );
                 }
-                let text = args
-                    .iter()
-                    .map(|w| w.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                // `eval "$(rbenv init -)"`: what runs is the setup program's
+                // output; the program itself is what can be judged.
+                let setup_only = !args.is_empty()
+                    && args
+                        .iter()
+                        .all(|w| w.dynamic && crate::setup_idiom::prints_shell_setup(&w.text));
+                let text = if setup_only {
+                    let inner: Vec<&str> = args
+                        .iter()
+                        .map(|w| crate::setup_idiom::inner_command(&w.text))
+                        .collect();
+                    inner.join("; ")
+                } else {
+                    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+                    words.join(" ")
+                };
                 self.nested(&text, scope, "eval");
             }
             "source" | "." => {

@@ -244,6 +244,7 @@ impl Catalogue {
         if !rule.redirect_to.is_empty() || !rule.redirect_from.is_empty() {
             let found = cmd.redirects.iter().find(|r| {
                 let sets = match r.kind {
+                    RedirectKind::Append if rule.redirect_overwrites => return false,
                     RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => {
                         &rule.redirect_to
                     }
@@ -328,10 +329,19 @@ impl Catalogue {
                     && (env.home_of(c).is_some()
                         || !TEMP_DIRS.iter().any(|t| crate::paths::is_within(c, t)))
             }),
+            SetRef::OtherUsers => candidates(abs).iter().any(|c| {
+                !env.in_workspace(c)
+                    && env
+                        .home_of(c)
+                        .is_some_and(|h| h != env.home && !SHARED_HOMES.iter().any(|s| h == *s))
+            }),
             SetRef::Set(i) => self.set(*i).matches_arg(abs, env),
         }
     }
 }
+
+/// Homes that belong to no person: tools installed for every user.
+const SHARED_HOMES: &[&str] = &["/home/linuxbrew", "/Users/Shared"];
 
 /// A `*_regex` / `*_not_regex` pair over one text, computed only when a
 /// regex is there to use it: the first must match, the second must not.

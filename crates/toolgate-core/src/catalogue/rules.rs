@@ -55,6 +55,9 @@ pub(super) enum SetRef {
     WorkspaceRoot,
     /// Anywhere outside the workspace and the temp dirs.
     OutsideWorkspace,
+    /// Inside a home that is not the agent's (`/root/…`, `/home/alice/…`),
+    /// outside the workspace.
+    OtherUsers,
     /// An operand whose value is known only at run time.
     Unknown,
 }
@@ -81,6 +84,7 @@ pub(super) struct ExecRule {
     pub operand_scope: OperandScope,
     pub dynamic_paths: bool,
     pub redirect_to: &'static [SetRef],
+    pub redirect_overwrites: bool,
     pub redirect_from: &'static [SetRef],
     pub stdin_from: Strs,
     pub privileged: Option<bool>,

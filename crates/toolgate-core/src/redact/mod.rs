@@ -53,6 +53,27 @@ pub(crate) const MARK_PREFIX: &str = "[REDACTED";
 /// regex scan and no allocation. Idempotent: redacting the output again
 /// returns it unchanged (and borrowed). Never panics.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
+    let Cow::Owned(mut done) = redact_pass(text) else {
+        return Cow::Borrowed(text);
+    };
+    // One pass can uncover another secret: a program's password redacted
+    // out of `sshpass -p Authorization: Bearer …` leaves a bare `Bearer …`
+    // for the next. Every pass that changes anything replaces secret text
+    // by markers, so a few reach the fixed point the output must be.
+    for _ in 0..MAX_PASSES {
+        match redact_pass(&done) {
+            Cow::Borrowed(_) => break,
+            Cow::Owned(again) => done = again,
+        }
+    }
+    Cow::Owned(done)
+}
+
+/// How many further passes [`redact_text`] makes at most.
+const MAX_PASSES: usize = 8;
+
+/// The text scanner, then the programs' password flags, once.
+fn redact_pass(text: &str) -> Cow<'_, str> {
     match scan::redact(text) {
         Cow::Borrowed(t) => programs::redact(t),
         Cow::Owned(t) => match programs::redact(&t) {

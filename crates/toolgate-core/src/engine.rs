@@ -13,6 +13,7 @@ use crate::protected::{self, Hit, Protected};
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
 use serde_json::Value;
 
+use crate::meaning;
 /// One layer's verdict on a call; defined beside the other decision types.
 pub use crate::model::LayerVerdict;
 
@@ -546,6 +547,9 @@ impl Engine {
         if let Some(f) = findings.first() {
             concerns.push(self.finding_concern(name, f, Layer::Exec, |r| r.matches(n, env, true)));
         }
+        let (meant, meant_class) = self.judge_meaning(n, env);
+        concerns.extend(meant);
+        let class = class.max(meant_class);
         if n.kind == ToolKind::Write && n.paths.is_empty() {
             concerns.push(Concern {
                 verdict: Verdict::Escalate,
@@ -569,6 +573,76 @@ impl Engine {
             }),
             clarity,
         )
+    }
+
+    /// An MCP or unfamiliar tool read by what its arguments and name mean
+    /// (`crate::meaning`): SQL in any argument, a shell command under any
+    /// key, a name that says it destroys.
+    fn judge_meaning(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass) {
+        let mut out = Vec::new();
+        if n.mcp.is_none() && n.kind != ToolKind::Other {
+            return (out, RiskClass::R0);
+        }
+        let concern = |class: RiskClass, reason: String, rule: &str| Concern {
+            verdict: Verdict::Escalate,
+            class,
+            layer: Layer::Exec,
+            reason,
+            rule: Some(rule.to_string()),
+            command: None,
+        };
+        let tool_name = n.mcp.as_ref().map_or(n.tool.as_str(), |(_, t)| t.as_str());
+        if n.paths.is_empty()
+            && n.kind != ToolKind::Read
+            && let Some(verb) = meaning::destructive_verb(tool_name)
+        {
+            let reason = format!("{} is a tool whose name says it does `{verb}`", n.tool);
+            out.push(concern(RiskClass::R3, reason, "meaning.tool-verb"));
+        }
+        let strings = meaning::strings(&n.params);
+        let production = meaning::production_target(&n.params);
+        for s in &strings {
+            if let Some((sql_class, what)) = meaning::sql(s) {
+                let sql_class = if production { RiskClass::R4 } else { sql_class };
+                let target = if production {
+                    " on a production-looking target"
+                } else {
+                    ""
+                };
+                let reason = format!("{} runs SQL that {what}{target}", n.tool);
+                out.push(concern(sql_class, reason, "meaning.sql"));
+            }
+        }
+        // A code runner's code: judged as the interpreter one-liner it is.
+        if let Some(interpreter) = meaning::code_runner(tool_name) {
+            for (key, value) in &n.params {
+                let Some(code) = value.as_str().filter(|_| meaning::is_code_key(key)) else {
+                    continue;
+                };
+                let text = format!("{interpreter} {}", shell::quote(code));
+                let (found, _, _) = self.judge_shell(&crate::shell::analyze(&text, env), env);
+                out.extend(found.into_iter().filter(|f| f.verdict != Verdict::Allow));
+            }
+        }
+        // A command under a key toolgate does not know: judged as one when
+        // it starts with a program the catalogue describes.
+        let commands: Vec<&str> = strings
+            .iter()
+            .copied()
+            .filter(|s| s.len() <= 4096 && Some(*s) != n.command.as_deref())
+            .filter(|s| {
+                s.split_whitespace().nth(1).is_some()
+                    && s.split_whitespace()
+                        .next()
+                        .is_some_and(|p| self.catalogue.knows(p.rsplit('/').next().unwrap_or(p)))
+            })
+            .collect();
+        for text in commands {
+            let (found, _, _) = self.judge_shell(&crate::shell::analyze(text, env), env);
+            out.extend(found.into_iter().filter(|f| f.verdict != Verdict::Allow));
+        }
+        let class = out.iter().map(|c| c.class).max().unwrap_or(RiskClass::R0);
+        (out, class)
     }
 
     /// The protected set's findings for a call, from every analyzer alike:

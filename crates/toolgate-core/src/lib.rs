@@ -23,6 +23,7 @@ mod hex;
 pub mod hooks;
 mod input;
 pub mod knowledge;
+mod meaning;
 mod model;
 mod normalize;
 mod policy;

@@ -115,6 +115,8 @@ pub struct Exec {
     pub redirect_to: Vec<SetRef>,
     /// Only a replacing write redirection counts.
     pub redirect_overwrites: bool,
+    /// Sets the command's working directory must be in.
+    pub cwd_in: Vec<SetRef>,
     /// Sets a read redirection must come from.
     pub redirect_from: Vec<SetRef>,
     /// Programs upstream in the pipeline.
@@ -389,6 +391,7 @@ fn exec_rule(
         dynamic_paths: s.dynamic_paths,
         redirect_to: set_refs(&s.redirect_to, out, blob)?,
         redirect_overwrites: s.redirect_overwrites,
+        cwd_in: set_refs(&s.cwd_in, out, blob)?,
         redirect_from: set_refs(&s.redirect_from, out, blob)?,
         stdin_from: s.stdin_from.clone(),
         privileged: s.privileged,

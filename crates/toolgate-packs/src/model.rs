@@ -153,6 +153,10 @@ pub struct ExecRuleSpec {
     /// (`>`, `<>`), not one that appends (`>>`).
     #[serde(default)]
     pub redirect_overwrites: bool,
+    /// The directory the command runs in is one of these (a server
+    /// started after `cd ~` serves the home).
+    #[serde(default)]
+    pub cwd_in: Vec<String>,
     /// Read redirections from these paths.
     #[serde(default)]
     pub redirect_from: Vec<String>,

@@ -143,8 +143,21 @@ impl Analyzer<'_> {
             }
             "command_substitution" => {
                 // what runs inside is judged; what it prints is the word
+                self.last_output = None;
                 self.substitution(node, src, scope, depth);
-                match literal_substitution(node, src) {
+                // Only a decoder's output is the word; what `find` lists is
+                // left for the loop around it (`for f in $(find …)`).
+                let decoded = if ends_in_decoder(raw) {
+                    self.last_output.take()
+                } else {
+                    None
+                };
+                if decoded.is_some() {
+                    // Unquoted, the decoded text is split into words as the
+                    // shell would (`$(echo … | base64 -d)` as a command).
+                    acc.split |= !quoted(node);
+                }
+                match literal_substitution(node, src).or(decoded) {
                     Some(text) => acc.text.push_str(&text),
                     None => {
                         acc.dynamic = true;
@@ -277,6 +290,22 @@ fn quoted(node: Node) -> bool {
         }
     }
     false
+}
+
+/// Whether a substitution's text is a pipeline whose last stage is one of
+/// the decoders whose output the walk computes from a literal
+/// (`$(echo cm0g… | base64 -d)`): only then is what it printed its value.
+fn ends_in_decoder(raw: &str) -> bool {
+    let inner = raw
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| raw.strip_prefix('`').and_then(|r| r.strip_suffix('`')));
+    let last = inner.and_then(|i| i.rsplit('|').next()).map(str::trim);
+    let program = last.and_then(|l| l.split_whitespace().next());
+    matches!(
+        program,
+        Some("base64" | "base32" | "basenc" | "xxd" | "rev" | "tr" | "openssl" | "printf" | "echo")
+    ) && !inner.is_some_and(|i| i.contains([';', '&', '\n']))
 }
 
 /// The value of `$(echo word…)`, `$(printf %s word)`, `$(which prog)` and

@@ -3,7 +3,6 @@
 //! Vim's `:!`. Each is handed back to the shell analyzer; a call whose
 //! command is built at run time is reported so the caller escalates it.
 
-use base64::Engine as _;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -168,6 +167,10 @@ fn call_snippet(rest: &str) -> Option<Snippet> {
             Some(Snippet::Script(s.clone()))
         }
         (Item::Lit(_), _) => Some(argv_of(&items)),
+        (Item::Other(t), 1) => Some(match crate::static_code::value(t) {
+            Some(text) => Snippet::Script(text),
+            None => Snippet::Dynamic(t.clone()),
+        }),
         (Item::Other(t), _) => Some(Snippet::Dynamic(t.clone())),
     }
 }
@@ -178,7 +181,10 @@ fn argv_of(items: &[Item]) -> Snippet {
         .map(|it| match it {
             Item::Lit(s) => (s.clone(), false),
             Item::List(_) => ("[…]".to_string(), true),
-            Item::Other(t) => (t.clone(), true),
+            Item::Other(t) => match crate::static_code::value(t) {
+                Some(v) => (v, false),
+                None => (t.clone(), true),
+            },
         })
         .collect();
     if argv.is_empty() {
@@ -330,23 +336,10 @@ impl Parser<'_> {
     }
 }
 
-/// Decodes base64 text (standard or URL alphabet, padding optional).
-pub(crate) fn decode_base64(text: &str) -> Option<String> {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let trimmed = compact.trim_end_matches('=');
-    let engines = [
-        base64::engine::general_purpose::STANDARD_NO_PAD,
-        base64::engine::general_purpose::URL_SAFE_NO_PAD,
-    ];
-    engines
-        .iter()
-        .find_map(|e| e.decode(trimmed).ok())
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decoders::decode_base64;
 
     fn argv(items: &[(&str, bool)]) -> Snippet {
         Snippet::Argv(items.iter().map(|(s, d)| (s.to_string(), *d)).collect())
@@ -377,18 +370,28 @@ mod tests {
     #[test]
     fn commands_built_at_run_time_are_reported() {
         assert_eq!(
+            shell_snippets("import os; os.system('rm -rf ' + target)"),
+            vec![Snippet::Dynamic("'rm -rf ' + target".into())]
+        );
+        assert_eq!(
+            shell_snippets(r#"system("rm", "-rf", dirs[0])"#),
+            vec![argv(&[("rm", false), ("-rf", false), ("dirs[0]", true)])]
+        );
+    }
+
+    #[test]
+    fn commands_built_from_constants_are_computed() {
+        assert_eq!(
             shell_snippets("import os; os.system('r' + 'm -rf ' + os.environ['HOME'])"),
-            vec![Snippet::Dynamic(
-                "'r' + 'm -rf ' + os.environ['HOME']".into()
-            )]
+            vec![Snippet::Script("rm -rf ~".into())]
         );
         assert_eq!(
             shell_snippets(r#"system("rm", "-rf", Dir.home)"#),
-            vec![argv(&[("rm", false), ("-rf", false), ("Dir.home", true)])]
+            vec![argv(&[("rm", false), ("-rf", false), ("~", false)])]
         );
         assert_eq!(
             shell_snippets(r#"system "rm", "-rf", $ENV{HOME}"#),
-            vec![argv(&[("rm", false), ("-rf", false), ("$ENV{HOME}", true)])]
+            vec![argv(&[("rm", false), ("-rf", false), ("~", false)])]
         );
     }
 

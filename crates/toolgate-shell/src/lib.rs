@@ -10,6 +10,7 @@
 mod analyzer;
 mod argv;
 mod command;
+mod decoders;
 mod embedded;
 mod expand;
 mod fallback;
@@ -21,6 +22,7 @@ mod remote;
 mod repeaters;
 mod scope;
 mod setup_idiom;
+mod static_code;
 mod tracking;
 mod types;
 mod unwrap;

@@ -6,7 +6,7 @@ use super::analyzer::Analyzer;
 use super::argv::display;
 use super::scope::Scope;
 use super::types::*;
-use super::{inline, words};
+use super::words;
 
 /// Records text written by redirections (`> f` replaces, `>> f` appends).
 pub(super) fn record_written(scope: &mut Scope, redirects: &[Redirect], text: &str) {
@@ -250,7 +250,7 @@ pub(super) fn literal_output(program: &str, args: &[Word], scope: &Scope) -> Opt
             } else if rest.is_empty() {
                 Some(words::decode_ansi_c(&fmt.text))
             } else {
-                None
+                format_strings(&fmt.text, rest)
             }
         }
         "cat" if args.is_empty() || args.iter().all(|w| w.text == "-") => scope.stdin_text.clone(),
@@ -274,8 +274,37 @@ pub(super) fn literal_output(program: &str, args: &[Word], scope: &Scope) -> Opt
                 .any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D")) =>
         {
             let input = scope.stdin_text.as_deref()?;
-            inline::decode_base64(input)
+            crate::decoders::decode_base64(input)
+        }
+        "xxd" | "basenc" | "rev" | "tr" | "base32" | "openssl" => {
+            let input = scope.stdin_text.as_deref()?;
+            let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+            crate::decoders::decoded(program, &words, input)
         }
         _ => None,
     }
+}
+
+/// `printf FORMAT ARGS…` for a format whose only conversions are `%s` (and
+/// `%%`): each `%s` takes the next argument, the format repeating while
+/// arguments remain, as printf does. `None` for any other conversion.
+fn format_strings(fmt: &str, args: &[Word]) -> Option<String> {
+    let fmt = words::decode_ansi_c(fmt);
+    let conversions = fmt.matches("%s").count();
+    if fmt.replace("%s", "").replace("%%", "").contains('%') || conversions == 0 {
+        return None;
+    }
+    let mut out = String::new();
+    let mut next = args.iter().map(|w| w.text.as_str());
+    let mut first = true;
+    while first || next.len() > 0 {
+        first = false;
+        let mut pieces = fmt.split("%s");
+        out.push_str(&pieces.next().unwrap_or("").replace("%%", "%"));
+        for piece in pieces {
+            out.push_str(next.next().unwrap_or(""));
+            out.push_str(&piece.replace("%%", "%"));
+        }
+    }
+    Some(out)
 }

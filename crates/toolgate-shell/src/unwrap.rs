@@ -231,7 +231,8 @@ impl Analyzer<'_> {
                 }
                 self.push(cmd);
             }
-            "echo" | "printf" | "cat" | "base64" | "ls" => {
+            "echo" | "printf" | "cat" | "base64" | "ls" | "xxd" | "basenc" | "rev" | "tr"
+            | "base32" | "openssl" => {
                 let output = literal_output(&program, &args, scope);
                 if let Some(text) = &output {
                     record_written(scope, &cmd.redirects, text);

@@ -315,6 +315,8 @@ impl Analyzer<'_> {
                 }
             }
         }
+        // What the last stage printed, for a substitution around the pipeline.
+        self.last_output = text;
     }
 }
 

@@ -163,6 +163,15 @@ impl Catalogue {
         {
             return None;
         }
+        if !rule.cwd_in.is_empty()
+            && !cmd.cwd.as_deref().is_some_and(|cwd| {
+                rule.cwd_in
+                    .iter()
+                    .any(|s| self.set_matches(s, cwd, view.env))
+            })
+        {
+            return None;
+        }
         if !rule.stdin_from.is_empty()
             && !cmd
                 .stdin_from

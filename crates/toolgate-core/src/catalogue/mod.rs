@@ -13,7 +13,10 @@ mod rules;
 #[cfg(test)]
 mod selftest;
 pub(crate) mod sets;
+mod squat;
 mod tables;
+#[cfg(test)]
+mod tests;
 
 use crate::model::{RiskClass, Verdict};
 use crate::normalize::{Access, ToolKind};
@@ -110,6 +113,11 @@ impl Catalogue {
         &self.sets[usize::from(i)]
     }
 
+    /// Whether some rule names `program` (the catalogue describes it).
+    pub(crate) fn knows(&self, program: &str) -> bool {
+        lookup(self.by_program, program).is_some()
+    }
+
     /// Every finding for one simple command, most severe first.
     pub(crate) fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
         let view = exec::CmdView::new(self, cmd, env);
@@ -119,6 +127,10 @@ impl Catalogue {
             .chain(self.any_program)
             .filter_map(|&i| self.exec_rule_matches(&self.exec[usize::from(i)], &view))
             .collect();
+        out.extend(squat::check(cmd));
+        if specific.is_empty() {
+            out.extend(program_verb(&cmd.program));
+        }
         out.sort_by_key(|f| std::cmp::Reverse(f.severity()));
         out
     }
@@ -169,6 +181,49 @@ impl Catalogue {
             .map(|r| r.common.finding("{url}", url))
             .max_by_key(Finding::severity)
     }
+}
+
+/// Verbs that, as a word of a program's own name, say it destroys
+/// (`kafka-delete-records.sh`, `drop_all_tables`, `purge-cdn`).
+const NAME_VERBS: &[&str] = &[
+    "delete",
+    "destroy",
+    "drop",
+    "purge",
+    "remove",
+    "wipe",
+    "nuke",
+    "truncate",
+    "erase",
+    "shred",
+    "uninstall",
+    "teardown",
+    "terminate",
+    "prune",
+    "reset",
+    "obliterate",
+    "expunge",
+    "deprovision",
+];
+
+/// The finding for a program the catalogue does not describe whose name,
+/// split at `-`, `_` and `.`, has two or more words, one a destructive verb
+/// (a lone `reset` is the terminal command).
+fn program_verb(program: &str) -> Option<Finding> {
+    let words: Vec<String> = program
+        .split(['-', '_', '.'])
+        .filter(|w| !w.is_empty() && !matches!(*w, "sh" | "py" | "rb" | "pl" | "js"))
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let verb = words.iter().find(|w| NAME_VERBS.contains(&w.as_str()))?;
+    (words.len() >= 2).then(|| Finding {
+        rule: "verbs.destructive-program-name".to_string(),
+        class: RiskClass::R3,
+        verdict: Verdict::Escalate,
+        reason: format!(
+            "runs {program}, whose name says it does `{verb}`; toolgate has no finer description of it"
+        ),
+    })
 }
 
 /// How specifically `pattern` matches an action: 2 exact, 1 prefix, 0 `*`;

@@ -85,6 +85,7 @@ pub(super) struct ExecRule {
     pub dynamic_paths: bool,
     pub redirect_to: &'static [SetRef],
     pub redirect_overwrites: bool,
+    pub cwd_in: &'static [SetRef],
     pub redirect_from: &'static [SetRef],
     pub stdin_from: Strs,
     pub privileged: Option<bool>,

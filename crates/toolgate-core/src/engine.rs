@@ -547,9 +547,31 @@ impl Engine {
         if let Some(f) = findings.first() {
             concerns.push(self.finding_concern(name, f, Layer::Exec, |r| r.matches(n, env, true)));
         }
+        let mut planted = RiskClass::R0;
+        if n.kind == ToolKind::Write {
+            let strings = meaning::strings(&n.params);
+            if let Some(p) = n
+                .paths
+                .iter()
+                .find(|p| meaning::plants_lifecycle_script(&p.path, &strings))
+            {
+                concerns.push(Concern {
+                    verdict: Verdict::Escalate,
+                    class: RiskClass::R3,
+                    layer: Layer::Exec,
+                    reason: format!(
+                        "{name} writes a package lifecycle script into {}, code that runs on the next install",
+                        p.path
+                    ),
+                    rule: Some("supply.lifecycle-script-file".to_string()),
+                    command: None,
+                });
+                planted = RiskClass::R3;
+            }
+        }
         let (meant, meant_class) = self.judge_meaning(n, env);
         concerns.extend(meant);
-        let class = class.max(meant_class);
+        let class = class.max(meant_class).max(planted);
         if n.kind == ToolKind::Write && n.paths.is_empty() {
             concerns.push(Concern {
                 verdict: Verdict::Escalate,

@@ -263,6 +263,30 @@ pub(crate) fn is_code_key(key: &str) -> bool {
     )
 }
 
+/// Whether a file tool writing `path` with these strings puts a package
+/// lifecycle script into a manifest (`package.json` with `postinstall`):
+/// code that runs on the next install.
+pub(crate) fn plants_lifecycle_script(path: &str, strings: &[&str]) -> bool {
+    const HOOKS: &[&str] = &[
+        "\"preinstall\"",
+        "\"install\"",
+        "\"postinstall\"",
+        "\"prepare\"",
+        "\"prepublish\"",
+        "\"prepack\"",
+        "\"postpack\"",
+        "\"preuninstall\"",
+        "\"postuninstall\"",
+    ];
+    path.rsplit('/').next() == Some("package.json")
+        && strings.iter().any(|s| {
+            HOOKS.iter().any(|h| {
+                s.match_indices(h)
+                    .any(|(i, _)| s[i + h.len()..].trim_start().starts_with(':'))
+            })
+        })
+}
+
 /// Whether the call's arguments name a production-looking target
 /// (`prod`, `production`, `live` as a word of any string or key).
 pub(crate) fn production_target(params: &Map<String, Value>) -> bool {
@@ -315,6 +339,15 @@ mod tests {
         assert_eq!(code_runner("evalJs"), Some("node -e"));
         assert_eq!(code_runner("read_file"), None);
         assert!(is_code_key("code") && !is_code_key("path"));
+    }
+
+    #[test]
+    fn lifecycle_scripts_in_a_manifest_are_seen() {
+        let with = r#"{"scripts": {"postinstall": "sh x"}}"#;
+        let without = r#"{"scripts": {"test": "vitest", "build": "tsc"}}"#;
+        assert!(plants_lifecycle_script("/p/package.json", &[with]));
+        assert!(!plants_lifecycle_script("/p/package.json", &[without]));
+        assert!(!plants_lifecycle_script("/p/notes.md", &[with]));
     }
 
     #[test]

@@ -181,7 +181,7 @@ fn tool_calls_are_judged_as_labelled() {
     let mut n = 0;
     for line in include_str!("corpus/tool_calls.jsonl")
         .lines()
-        .chain(include_str!("corpus/mcp_meaning.jsonl").lines())
+        .chain(include_str!("corpus/tool_calls_by_class.jsonl").lines())
         .filter(|l| !l.trim().is_empty())
     {
         let v: serde_json::Value = serde_json::from_str(line).expect("corpus line is JSON");

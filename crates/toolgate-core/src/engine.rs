@@ -548,26 +548,25 @@ impl Engine {
             concerns.push(self.finding_concern(name, f, Layer::Exec, |r| r.matches(n, env, true)));
         }
         let mut planted = RiskClass::R0;
-        if n.kind == ToolKind::Write {
-            let strings = meaning::strings(&n.params);
-            if let Some(p) = n
+        if n.kind == ToolKind::Write
+            && let Some(p) = n
                 .paths
                 .iter()
-                .find(|p| meaning::plants_lifecycle_script(&p.path, &strings))
-            {
-                concerns.push(Concern {
-                    verdict: Verdict::Escalate,
-                    class: RiskClass::R3,
-                    layer: Layer::Exec,
-                    reason: format!(
-                        "{name} writes a package lifecycle script into {}, code that runs on the next install",
-                        p.path
-                    ),
-                    rule: Some("supply.lifecycle-script-file".to_string()),
-                    command: None,
-                });
-                planted = RiskClass::R3;
-            }
+                .find(|p| p.path.rsplit('/').next() == Some("package.json"))
+            && meaning::plants_lifecycle_script(&crate::normalize::param_strings(&n.params, true))
+        {
+            concerns.push(Concern {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                layer: Layer::Exec,
+                reason: format!(
+                    "{name} writes a package lifecycle script into {}, code that runs on the next install",
+                    p.path
+                ),
+                rule: Some("supply.lifecycle-script-file".to_string()),
+                command: None,
+            });
+            planted = RiskClass::R3;
         }
         let (meant, meant_class) = self.judge_meaning(n, env);
         concerns.extend(meant);
@@ -599,10 +598,17 @@ impl Engine {
 
     /// An MCP or unfamiliar tool read by what its arguments and name mean
     /// (`crate::meaning`): SQL in any argument, a shell command under any
-    /// key, a name that says it destroys.
+    /// key that is not free text, a name that says it destroys. A file tool
+    /// naming its paths is judged by them (a migration's `DROP TABLE` in a
+    /// file's content is not run), a message's text is not executed.
     fn judge_meaning(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass) {
         let mut out = Vec::new();
-        if n.mcp.is_none() && n.kind != ToolKind::Other {
+        let unfamiliar = n.mcp.is_some() || n.kind == ToolKind::Other;
+        let sends_text = matches!(
+            n.kind,
+            ToolKind::Message | ToolKind::Search | ToolKind::Fetch | ToolKind::Browser
+        );
+        if !unfamiliar || !n.paths.is_empty() || sends_text {
             return (out, RiskClass::R0);
         }
         let concern = |class: RiskClass, reason: String, rule: &str| Concern {
@@ -614,54 +620,50 @@ impl Engine {
             command: None,
         };
         let tool_name = n.mcp.as_ref().map_or(n.tool.as_str(), |(_, t)| t.as_str());
-        if n.paths.is_empty()
-            && n.kind != ToolKind::Read
-            && let Some(verb) = meaning::destructive_verb(tool_name)
+        if n.kind != ToolKind::Read
+            && let Some(verb) = meaning::destructive_verb(&crate::normalize::name_words(tool_name))
         {
             let reason = format!("{} is a tool whose name says it does `{verb}`", n.tool);
             out.push(concern(RiskClass::R3, reason, "meaning.tool-verb"));
         }
-        let strings = meaning::strings(&n.params);
-        let production = meaning::production_target(&n.params);
-        for s in &strings {
-            if let Some((sql_class, what)) = meaning::sql(s) {
-                let sql_class = if production { RiskClass::R4 } else { sql_class };
+        let all = crate::normalize::param_strings(&n.params, true);
+        let sql: Vec<_> = all.iter().filter_map(|s| meaning::sql(s)).collect();
+        if !sql.is_empty() {
+            let production = meaning::production_target(&n.params);
+            for (sql_class, what) in sql {
+                let class = if production { RiskClass::R4 } else { sql_class };
                 let target = if production {
                     " on a production-looking target"
                 } else {
                     ""
                 };
                 let reason = format!("{} runs SQL that {what}{target}", n.tool);
-                out.push(concern(sql_class, reason, "meaning.sql"));
+                out.push(concern(class, reason, "meaning.sql"));
             }
         }
-        // A code runner's code: judged as the interpreter one-liner it is.
-        if let Some(interpreter) = meaning::code_runner(tool_name) {
-            for (key, value) in &n.params {
-                let Some(code) = value.as_str().filter(|_| meaning::is_code_key(key)) else {
-                    continue;
-                };
-                let text = format!("{interpreter} {}", shell::quote(code));
-                let (found, _, _) = self.judge_shell(&crate::shell::analyze(&text, env), env);
-                out.extend(found.into_iter().filter(|f| f.verdict != Verdict::Allow));
+        // A command under a key toolgate does not know (free text aside):
+        // judged as one when it starts with a program the catalogue
+        // describes. Only what the catalogue and the rules find counts;
+        // prose that merely fails to parse as shell is not a command.
+        for text in crate::normalize::param_strings(&n.params, false) {
+            let mut words = text.split_whitespace();
+            let known = words
+                .next()
+                .is_some_and(|p| self.catalogue.knows(p.rsplit('/').next().unwrap_or(p)));
+            if !known
+                || words.next().is_none()
+                || text.len() > 4096
+                || Some(text) == n.command.as_deref()
+                || n.alt_commands.iter().any(|c| c == text)
+            {
+                continue;
             }
-        }
-        // A command under a key toolgate does not know: judged as one when
-        // it starts with a program the catalogue describes.
-        let commands: Vec<&str> = strings
-            .iter()
-            .copied()
-            .filter(|s| s.len() <= 4096 && Some(*s) != n.command.as_deref())
-            .filter(|s| {
-                s.split_whitespace().nth(1).is_some()
-                    && s.split_whitespace()
-                        .next()
-                        .is_some_and(|p| self.catalogue.knows(p.rsplit('/').next().unwrap_or(p)))
-            })
-            .collect();
-        for text in commands {
             let (found, _, _) = self.judge_shell(&crate::shell::analyze(text, env), env);
-            out.extend(found.into_iter().filter(|f| f.verdict != Verdict::Allow));
+            out.extend(
+                found
+                    .into_iter()
+                    .filter(|f| f.verdict != Verdict::Allow && f.rule.is_some()),
+            );
         }
         let class = out.iter().map(|c| c.class).max().unwrap_or(RiskClass::R0);
         (out, class)
@@ -847,45 +849,12 @@ fn judge_params(
     cwd: &str,
     env: &Env,
 ) -> Option<Hit> {
-    const MAX_STRINGS: usize = 256;
-    let mut budget = MAX_STRINGS;
-    let mut best: Option<Hit> = None;
-    let mut stack: Vec<(Option<String>, &Value, usize)> = params
-        .iter()
-        .map(|(k, v)| (Some(crate::normalize::fold_key(k)), v, 1))
-        .collect();
-    while let Some((key, v, depth)) = stack.pop() {
-        if depth > 16 || budget == 0 {
-            break;
-        }
-        if key
-            .as_deref()
-            .is_some_and(|k| crate::normalize::TEXT_KEYS.contains(&k))
-        {
-            continue;
-        }
-        match v {
-            Value::String(s) => {
-                budget -= 1;
-                if s.is_empty() || judged.contains(&s.as_str()) {
-                    continue;
-                }
-                best = protected::stricter(best, p.judge_value(s, cwd, env));
-            }
-            Value::Array(items) => {
-                for item in items {
-                    stack.push((key.clone(), item, depth + 1));
-                }
-            }
-            Value::Object(m) => {
-                for (k, item) in m {
-                    stack.push((Some(crate::normalize::fold_key(k)), item, depth + 1));
-                }
-            }
-            _ => {}
-        }
-    }
-    best
+    crate::normalize::param_strings(params, false)
+        .into_iter()
+        .filter(|s| !s.is_empty() && !judged.contains(s))
+        .fold(None, |best, s| {
+            protected::stricter(best, p.judge_value(s, cwd, env))
+        })
 }
 
 /// How ambiguous a shell command is: wrappers, inline code, privilege,

@@ -33,8 +33,9 @@ const SENDS: &[&str] = &[
     "network.code-exfil-env",
 ];
 
-/// Network clients: one whose arguments run a command substitution sends
-/// what that command prints (`curl -d "$(cat ~/.netrc)" …`).
+/// Network clients: one with an argument known only at run time (a
+/// command substitution, a variable) sends what the call computed there
+/// (`curl -d "$(cat ~/.netrc)" …`).
 const CLIENTS: &[&str] = &[
     "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "http", "https", "xh", "dig",
     "nslookup", "host", "drill", "ping", "ssh", "scp", "mail", "sendmail",
@@ -60,10 +61,8 @@ impl Exfil {
         {
             self.read = Some((i, format!("`{}` {}", cmd.display(), f.reason)));
         }
-        let substitutes = CLIENTS.contains(&cmd.program.as_str()) && {
-            let shown = cmd.display();
-            shown.contains("$(") || shown.contains('`')
-        };
+        let substitutes =
+            CLIENTS.contains(&cmd.program.as_str()) && cmd.args().iter().any(|w| w.dynamic);
         if substitutes || findings.iter().any(|f| SENDS.contains(&f.rule.as_str())) {
             self.senders.push(i);
         }

@@ -6,14 +6,12 @@
 //! third's `statement` are judged alike.
 
 use crate::model::RiskClass;
+use crate::normalize::{name_words, param_strings};
 use serde_json::{Map, Value};
 
-/// How deep and how many strings of a call's params are read.
-const MAX_DEPTH: usize = 8;
-const MAX_STRINGS: usize = 256;
-
-/// Destructive verbs, as words of a tool's name (`purge_cache`,
-/// `destroyCluster`, `delete-index`).
+/// Destructive verbs, as words of a name: an MCP tool's (`purge_cache`,
+/// `destroyCluster`) or a program's (`kafka-delete-records.sh`). The verbs
+/// pack (`packs/verbs.toml`) reads the same verbs in subcommands and flags.
 const VERBS: &[&str] = &[
     "delete",
     "destroy",
@@ -40,75 +38,29 @@ const VERBS: &[&str] = &[
     "teardown",
     "obliterate",
     "shred",
-    "kill",
     "evict",
     "deregister",
-    "archive",
-    "deactivate",
-    "suspend",
-    "ban",
     "unpublish",
-    "overwrite",
-    "force",
+    "deactivate",
 ];
 
-/// The string values of `params`, depth first, bounded.
-pub(crate) fn strings(params: &Map<String, Value>) -> Vec<&str> {
-    fn walk<'a>(v: &'a Value, depth: usize, out: &mut Vec<&'a str>) {
-        if depth > MAX_DEPTH || out.len() >= MAX_STRINGS {
-            return;
-        }
-        match v {
-            Value::String(s) => out.push(s),
-            Value::Array(a) => a.iter().for_each(|x| walk(x, depth + 1, out)),
-            Value::Object(o) => o.values().for_each(|x| walk(x, depth + 1, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    for v in params.values() {
-        walk(v, 0, &mut out);
-    }
-    out
-}
-
-/// The words of a tool name: split at `_`, `-`, `.`, `/` and lower-to-upper
-/// case changes, lowercased.
-fn name_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if matches!(c, '_' | '-' | '.' | '/' | ':' | ' ') {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words
-}
-
-/// The destructive verb an MCP tool's own name carries (`purge_cache` →
+/// The destructive verb among the words of a name (`purge_cache` →
 /// `purge`), if any.
-pub(crate) fn destructive_verb(tool: &str) -> Option<String> {
-    name_words(tool)
-        .into_iter()
-        .find(|w| VERBS.contains(&w.as_str()))
+pub(crate) fn destructive_verb(words: &[String]) -> Option<&str> {
+    words.iter().map(String::as_str).find(|w| VERBS.contains(w))
 }
 
 /// What one SQL text does at worst: its class and a reason, or `None` for
 /// text that is not SQL or only reads and adds.
 pub(crate) fn sql(text: &str) -> Option<(RiskClass, String)> {
+    // Most strings name none of the statements that change anything:
+    // answered without splitting or copying them.
+    let changes = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| CHANGING.iter().any(|k| w.eq_ignore_ascii_case(k)));
+    if !changes {
+        return None;
+    }
     let mut worst: Option<(RiskClass, String)> = None;
     for stmt in statements(text) {
         let Some((class, what)) = statement(&stmt) else {
@@ -120,6 +72,11 @@ pub(crate) fn sql(text: &str) -> Option<(RiskClass, String)> {
     }
     worst
 }
+
+/// The first words of the statements [`statement`] reports.
+const CHANGING: &[&str] = &[
+    "drop", "truncate", "alter", "rename", "delete", "update", "grant", "revoke", "create", "with",
+];
 
 /// The statements of a batch, split at `;` outside quotes, comments
 /// dropped, whitespace collapsed, uppercased.
@@ -209,64 +166,9 @@ fn object(words: &[&str]) -> String {
     }
 }
 
-/// The interpreter one-liner a code-running tool's code is (`python3 -c`,
-/// `node -e`), read from the tool's name (`run_python`, `execute_code`,
-/// `jupyter_run_cell`, `eval_js`); `None` for any other tool.
-pub(crate) fn code_runner(tool: &str) -> Option<&'static str> {
-    let words = name_words(tool);
-    let has = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
-    if !has(&[
-        "run",
-        "execute",
-        "exec",
-        "eval",
-        "evaluate",
-        "repl",
-        "notebook",
-        "jupyter",
-        "cell",
-        "interpreter",
-        "sandbox",
-    ]) {
-        return None;
-    }
-    if has(&["js", "javascript", "node", "typescript", "ts", "deno"]) {
-        Some("node -e")
-    } else if has(&["ruby"]) {
-        Some("ruby -e")
-    } else if has(&["bash", "shell", "sh"]) {
-        Some("bash -c")
-    } else {
-        // Python is what notebooks and code interpreters run by default.
-        Some("python3 -c")
-    }
-}
-
-/// Keys under which a code runner takes its code.
-pub(crate) fn is_code_key(key: &str) -> bool {
-    matches!(
-        key.to_ascii_lowercase().as_str(),
-        "code"
-            | "source"
-            | "script"
-            | "cell"
-            | "cell_source"
-            | "program"
-            | "snippet"
-            | "python"
-            | "js"
-            | "javascript"
-            | "input"
-            | "command"
-            | "src"
-            | "body"
-    )
-}
-
-/// Whether a file tool writing `path` with these strings puts a package
-/// lifecycle script into a manifest (`package.json` with `postinstall`):
-/// code that runs on the next install.
-pub(crate) fn plants_lifecycle_script(path: &str, strings: &[&str]) -> bool {
+/// Whether the strings a file tool writes into a `package.json` set a
+/// lifecycle script (`"postinstall": …`): code that runs on the next install.
+pub(crate) fn plants_lifecycle_script(strings: &[&str]) -> bool {
     const HOOKS: &[&str] = &[
         "\"preinstall\"",
         "\"install\"",
@@ -278,13 +180,12 @@ pub(crate) fn plants_lifecycle_script(path: &str, strings: &[&str]) -> bool {
         "\"preuninstall\"",
         "\"postuninstall\"",
     ];
-    path.rsplit('/').next() == Some("package.json")
-        && strings.iter().any(|s| {
-            HOOKS.iter().any(|h| {
-                s.match_indices(h)
-                    .any(|(i, _)| s[i + h.len()..].trim_start().starts_with(':'))
-            })
+    strings.iter().any(|s| {
+        HOOKS.iter().any(|h| {
+            s.match_indices(h)
+                .any(|(i, _)| s[i + h.len()..].trim_start().starts_with(':'))
         })
+    })
 }
 
 /// Whether the call's arguments name a production-looking target
@@ -295,7 +196,7 @@ pub(crate) fn production_target(params: &Map<String, Value>) -> bool {
             .into_iter()
             .any(|w| matches!(w.as_str(), "prod" | "production" | "prd" | "live"))
     };
-    params.keys().any(|k| words(k)) || strings(params).into_iter().any(words)
+    params.keys().any(|k| words(k)) || param_strings(params, true).into_iter().any(words)
 }
 
 #[cfg(test)]
@@ -304,15 +205,13 @@ mod tests {
 
     #[test]
     fn tool_names_are_read_by_their_verbs() {
-        assert_eq!(destructive_verb("purge_cache").as_deref(), Some("purge"));
-        assert_eq!(
-            destructive_verb("destroyCluster").as_deref(),
-            Some("destroy")
-        );
-        assert_eq!(destructive_verb("delete-index").as_deref(), Some("delete"));
-        assert_eq!(destructive_verb("list_indexes"), None);
-        assert_eq!(destructive_verb("read_file"), None);
-        assert_eq!(destructive_verb("dropdown_options"), None);
+        let verb = |n: &str| destructive_verb(&name_words(n)).map(str::to_string);
+        assert_eq!(verb("purge_cache").as_deref(), Some("purge"));
+        assert_eq!(verb("destroyCluster").as_deref(), Some("destroy"));
+        assert_eq!(verb("delete-index").as_deref(), Some("delete"));
+        assert_eq!(verb("list_indexes"), None);
+        assert_eq!(verb("read_file"), None);
+        assert_eq!(verb("dropdown_options"), None);
     }
 
     #[test]
@@ -333,21 +232,11 @@ mod tests {
     }
 
     #[test]
-    fn code_runners_are_read_from_their_names() {
-        assert_eq!(code_runner("run_python"), Some("python3 -c"));
-        assert_eq!(code_runner("execute_code"), Some("python3 -c"));
-        assert_eq!(code_runner("evalJs"), Some("node -e"));
-        assert_eq!(code_runner("read_file"), None);
-        assert!(is_code_key("code") && !is_code_key("path"));
-    }
-
-    #[test]
     fn lifecycle_scripts_in_a_manifest_are_seen() {
         let with = r#"{"scripts": {"postinstall": "sh x"}}"#;
         let without = r#"{"scripts": {"test": "vitest", "build": "tsc"}}"#;
-        assert!(plants_lifecycle_script("/p/package.json", &[with]));
-        assert!(!plants_lifecycle_script("/p/package.json", &[without]));
-        assert!(!plants_lifecycle_script("/p/notes.md", &[with]));
+        assert!(plants_lifecycle_script(&[with]));
+        assert!(!plants_lifecycle_script(&[without]));
     }
 
     #[test]

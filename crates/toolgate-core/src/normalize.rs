@@ -77,7 +77,7 @@ pub fn kind_of(tool: &str) -> ToolKind {
 
 /// Words of a tool name: split at non-alphanumerics and camelCase humps,
 /// lowercased (`runBashCmd` → `run`, `bash`, `cmd`).
-fn name_words(tool: &str) -> Vec<String> {
+pub(crate) fn name_words(tool: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -714,6 +714,31 @@ pub(crate) const TEXT_KEYS: &[&str] = &[
     "note",
 ];
 
+/// The strings of a call's params, depth first, within the bounds of
+/// [`deep_scan`] (past them an unknown tool is unreadable, and escalated).
+/// With `free_text` false, what lies under a [`TEXT_KEYS`] key (a message,
+/// a file's content) is left out: it is data, not a target or a command.
+pub(crate) fn param_strings(params: &Map<String, Value>, free_text: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(&str, &Value, usize)> =
+        params.iter().map(|(k, v)| (k.as_str(), v, 1)).collect();
+    while let Some((key, v, depth)) = stack.pop() {
+        if depth > DEEP_DEPTH || out.len() >= DEEP_STRINGS {
+            break;
+        }
+        if !free_text && TEXT_KEYS.contains(&fold_key(key).as_str()) {
+            continue;
+        }
+        match v {
+            Value::String(s) => out.push(s.as_str()),
+            Value::Array(items) => stack.extend(items.iter().map(|i| (key, i, depth + 1))),
+            Value::Object(m) => stack.extend(m.iter().map(|(k, i)| (k.as_str(), i, depth + 1))),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// What a walk of an unknown tool's params found.
 #[derive(Debug, Default)]
 struct Deep {
@@ -810,9 +835,16 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
     let mut texts: Vec<String> = Vec::new();
     let mut argv_out = None;
     let words = name_words(split_mcp(tool).map_or(tool, |(_, t)| t));
-    let code = ["code", "source", "snippet"]
-        .iter()
-        .find_map(|k| params.get(*k).and_then(Value::as_str));
+    let code = [
+        "code",
+        "source",
+        "snippet",
+        "cell",
+        "cell_source",
+        "program",
+    ]
+    .iter()
+    .find_map(|k| params.get(*k).and_then(Value::as_str));
     if let Some(code) = code {
         let lang = ["language", "lang", "runtime"]
             .iter()

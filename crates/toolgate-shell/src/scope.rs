@@ -35,6 +35,9 @@ pub(crate) struct ShellState {
     /// Variables with a known literal value (`Some`) or an unknown one (`None`).
     pub vars: HashMap<String, Option<String>>,
     pub aliases: HashMap<String, String>,
+    /// Names of the functions defined so far: a call by that name runs
+    /// the function, not the program.
+    pub functions: Vec<String>,
     /// Files written by a network download earlier in the script.
     pub downloaded: Vec<String>,
     /// Directories a `git clone` earlier in the script created.

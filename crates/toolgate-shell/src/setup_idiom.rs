@@ -83,6 +83,17 @@ const SETUP_PROGRAMS: &[&str] = &[
     "stern",
 ];
 
+/// Where package managers put the setup programs: a program given by path
+/// counts only from one of these.
+const INSTALL_DIRS: &[&str] = &[
+    "/usr/bin/",
+    "/bin/",
+    "/usr/local/bin/",
+    "/opt/homebrew/bin/",
+    "/home/linuxbrew/.linuxbrew/bin/",
+    "/opt/local/bin/",
+];
+
 /// Words that ask such a program for its shell setup.
 const SETUP_WORDS: &[&str] = &[
     "init",
@@ -136,6 +147,13 @@ pub(crate) fn inner_command(text: &str) -> &str {
         .map_or(text, str::trim)
 }
 
+/// The name of the program a substitution runs (`$(/opt/homebrew/bin/brew
+/// shellenv)` → `brew`), for the shadowing checks.
+pub(crate) fn program_name(text: &str) -> Option<&str> {
+    let program = inner_command(text).split_ascii_whitespace().next()?;
+    Some(program.rsplit('/').next().unwrap_or(program))
+}
+
 /// True for the text of a word that is a command substitution running one
 /// of [`SETUP_PROGRAMS`] with only [`SETUP_WORDS`] (`$(pyenv init -)`,
 /// `` `ssh-agent -s` ``, `$(/opt/homebrew/bin/brew shellenv)`).
@@ -149,9 +167,12 @@ pub(crate) fn prints_shell_setup(text: &str) -> bool {
         return false;
     };
     let name = program.rsplit('/').next().unwrap_or(program);
-    let plain_path = program
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+    // A bare name is looked up on PATH; a path only in the places package
+    // managers install to, never the workspace or a relative one.
+    let plain_path = !program.contains('/')
+        || INSTALL_DIRS
+            .iter()
+            .any(|d| program.strip_prefix(d).is_some_and(|n| !n.contains('/')));
     if !plain_path || !SETUP_PROGRAMS.contains(&name) {
         return false;
     }
@@ -196,6 +217,8 @@ mod tests {
             "$(echo cm0gLXJmIH4= | base64 -d)",
             "$(brew shellenv $(cat x))",
             "$(./rbenv init -)x",
+            "$(./rbenv init -)",
+            "$(/home/dev/proj/bin/rbenv init -)",
             "rbenv init -",
             "$(rbenv exec rm -rf /)",
         ] {

@@ -183,11 +183,25 @@ impl Analyzer<'_> {
             }
             "eval" => {
                 cmd.wrapper = true;
-                self.push(cmd);
-                if args
+                // A setup idiom counts only while its program is the one
+                // installed: no function or alias of that name, no PATH of
+                // this command's own.
+                let path_changed = cmd.assignments.iter().any(|(n, _)| n == "PATH")
+                    || scope.state.vars.contains_key("PATH");
+                let setup: Vec<bool> = args
                     .iter()
-                    .any(|w| w.dynamic && !crate::setup_idiom::prints_shell_setup(&w.text))
-                {
+                    .map(|w| {
+                        w.dynamic
+                            && !path_changed
+                            && crate::setup_idiom::prints_shell_setup(&w.text)
+                            && crate::setup_idiom::program_name(&w.text).is_some_and(|p| {
+                                !scope.state.aliases.contains_key(p)
+                                    && !scope.state.functions.iter().any(|f| f == p)
+                            })
+                    })
+                    .collect();
+                self.push(cmd);
+                if args.iter().zip(&setup).any(|(w, s)| w.dynamic && !s) {
                     self.opaque(
                         "eval runs text that is only known at run time",
                         &display(&args),
@@ -195,10 +209,7 @@ impl Analyzer<'_> {
                 }
                 // `eval "$(rbenv init -)"`: what runs is the setup program's
                 // output; the program itself is what can be judged.
-                let setup_only = !args.is_empty()
-                    && args
-                        .iter()
-                        .all(|w| w.dynamic && crate::setup_idiom::prints_shell_setup(&w.text));
+                let setup_only = !args.is_empty() && setup.iter().all(|s| *s);
                 let text = if setup_only {
                     let inner: Vec<&str> = args
                         .iter()

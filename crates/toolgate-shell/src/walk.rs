@@ -112,6 +112,9 @@ impl Analyzer<'_> {
                 let name = node
                     .child_by_field_name("name")
                     .map(|n| slice(src, n.byte_range()).to_string());
+                if let Some(n) = &name {
+                    scope.state_mut().functions.push(n.clone());
+                }
                 let mut inner = scope.clone();
                 inner.via.push(Via {
                     wrapper: format!("function {}", name.unwrap_or_default()),

@@ -183,39 +183,19 @@ impl Catalogue {
     }
 }
 
-/// Verbs that, as a word of a program's own name, say it destroys
-/// (`kafka-delete-records.sh`, `drop_all_tables`, `purge-cdn`).
-const NAME_VERBS: &[&str] = &[
-    "delete",
-    "destroy",
-    "drop",
-    "purge",
-    "remove",
-    "wipe",
-    "nuke",
-    "truncate",
-    "erase",
-    "shred",
-    "uninstall",
-    "teardown",
-    "terminate",
-    "prune",
-    "reset",
-    "obliterate",
-    "expunge",
-    "deprovision",
-];
-
-/// The finding for a program the catalogue does not describe whose name,
-/// split at `-`, `_` and `.`, has two or more words, one a destructive verb
-/// (a lone `reset` is the terminal command).
+/// The finding for a program the catalogue does not describe whose name
+/// has two or more words, one a destructive verb (`kafka-delete-records.sh`,
+/// `drop_all_tables`); a lone `reset` is the terminal command. A name with
+/// no separator is one word and is passed over without a copy.
 fn program_verb(program: &str) -> Option<Finding> {
-    let words: Vec<String> = program
-        .split(['-', '_', '.'])
-        .filter(|w| !w.is_empty() && !matches!(*w, "sh" | "py" | "rb" | "pl" | "js"))
-        .map(str::to_ascii_lowercase)
+    if !program.contains(['-', '_', '.']) && !program.contains(char::is_uppercase) {
+        return None;
+    }
+    let words: Vec<String> = crate::normalize::name_words(program)
+        .into_iter()
+        .filter(|w| !matches!(w.as_str(), "sh" | "py" | "rb" | "pl" | "js"))
         .collect();
-    let verb = words.iter().find(|w| NAME_VERBS.contains(&w.as_str()))?;
+    let verb = crate::meaning::destructive_verb(&words)?;
     (words.len() >= 2).then(|| Finding {
         rule: "verbs.destructive-program-name".to_string(),
         class: RiskClass::R3,

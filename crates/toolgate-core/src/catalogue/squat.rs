@@ -189,8 +189,29 @@ const VALUE_OPTIONS: &[&str] = &[
 /// The registry an install command draws from and the words after its
 /// install subcommand, or `None` for any other command.
 fn install_args(cmd: &SimpleCommand) -> Option<(Registry, Vec<&str>)> {
-    let args: Vec<&str> = cmd.args().iter().map(|w| w.text.as_str()).collect();
     let program = cmd.program.as_str();
+    // Checked for every command: anything but an installer leaves here
+    // without a copy of its arguments.
+    if !matches!(
+        program,
+        "pip"
+            | "pip3"
+            | "pipx"
+            | "pipenv"
+            | "uv"
+            | "poetry"
+            | "pdm"
+            | "rye"
+            | "npm"
+            | "pnpm"
+            | "bun"
+            | "yarn"
+            | "cargo"
+    ) && !program.starts_with("python")
+    {
+        return None;
+    }
+    let args: Vec<&str> = cmd.args().iter().map(|w| w.text.as_str()).collect();
     // `python3 -m pip install …` is pip.
     let (program, args) = if program.starts_with("python") && args.first() == Some(&"-m") {
         match args.get(1) {

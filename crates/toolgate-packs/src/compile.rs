@@ -117,6 +117,10 @@ pub struct Exec {
     pub redirect_overwrites: bool,
     /// Sets the command's working directory must be in.
     pub cwd_in: Vec<SetRef>,
+    /// Some operand names another machine.
+    pub remote_operand: bool,
+    /// The program run comes from stdin.
+    pub program_from_stdin: bool,
     /// Sets a read redirection must come from.
     pub redirect_from: Vec<SetRef>,
     /// Programs upstream in the pipeline.
@@ -392,6 +396,8 @@ fn exec_rule(
         redirect_to: set_refs(&s.redirect_to, out, blob)?,
         redirect_overwrites: s.redirect_overwrites,
         cwd_in: set_refs(&s.cwd_in, out, blob)?,
+        remote_operand: s.remote_operand,
+        program_from_stdin: s.program_from_stdin,
         redirect_from: set_refs(&s.redirect_from, out, blob)?,
         stdin_from: s.stdin_from.clone(),
         privileged: s.privileged,

@@ -157,6 +157,16 @@ pub struct ExecRuleSpec {
     /// started after `cd ~` serves the home).
     #[serde(default)]
     pub cwd_in: Vec<String>,
+    /// Some operand names another machine: a URL or host that is not the
+    /// loopback (an operand known only at run time counts). HTTP method
+    /// words and `name=value` items are not hosts.
+    #[serde(default)]
+    pub remote_operand: bool,
+    /// The shell or interpreter takes the program it runs from stdin: no
+    /// code on its command line (`-c`, `-e`, `-m module`), and no script
+    /// operand (or `-`, or a shell's `-s`).
+    #[serde(default)]
+    pub program_from_stdin: bool,
     /// Read redirections from these paths.
     #[serde(default)]
     pub redirect_from: Vec<String>,

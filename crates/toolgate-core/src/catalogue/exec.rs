@@ -163,6 +163,15 @@ impl Catalogue {
         {
             return None;
         }
+        if rule.program_from_stdin && !program_from_stdin(view) {
+            return None;
+        }
+        if rule.remote_operand
+            && !argv::operands(&view.classified)
+                .any(|w| super::remote::reaches_another_machine(&w.text, w.dynamic))
+        {
+            return None;
+        }
         if !rule.cwd_in.is_empty()
             && !cmd.cwd.as_deref().is_some_and(|cwd| {
                 rule.cwd_in
@@ -347,6 +356,25 @@ impl Catalogue {
             SetRef::Set(i) => self.set(*i).matches_arg(abs, env),
         }
     }
+}
+
+/// Whether a shell or interpreter runs what it reads on stdin: it was given
+/// no code on its command line (inline code, `-c`, `-m module`) and no
+/// script to run, or was told to read its script from stdin (`-`, `-s`) or
+/// from a process substitution.
+fn program_from_stdin(view: &CmdView) -> bool {
+    if view.cmd.inline_code.is_some()
+        || argv::has_flag(&view.classified, "-c")
+        || argv::has_flag(&view.classified, "-m")
+    {
+        return false;
+    }
+    argv::has_flag(&view.classified, "-s")
+        || argv::operands(&view.classified).next().is_none_or(|w| {
+            // `bash <(curl …)`: the script is the pipe a process
+            // substitution opens.
+            w.text == "-" || w.text == "/dev/stdin" || w.text.starts_with("/dev/fd/")
+        })
 }
 
 /// Homes that belong to no person: tools installed for every user.

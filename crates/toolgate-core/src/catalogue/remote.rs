@@ -68,15 +68,46 @@ pub(super) fn classify(program: &str, text: &str) -> Operand {
     Operand::Local
 }
 
-/// Whether a host names this machine (the loopback interface).
+/// Whether a host names this machine (the loopback interface). An address
+/// is read as the network stack reads it (`127.1`, `0x7f000001`); a name
+/// that merely starts with `127.` is a name.
 fn is_this_machine(host: &str) -> bool {
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
         || host.eq_ignore_ascii_case("localhost.localdomain")
         || host == "::1"
-        || host.starts_with("127.")
-        || host == "0.0.0.0"
+        || crate::url::parse_ipv4(host).is_some_and(|ip| ip.starts_with("127.") || ip == "0.0.0.0")
+}
+
+/// HTTP methods, as httpie and xh take them before the URL.
+const METHODS: &[&str] = &[
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PURGE", "TRACE", "CONNECT",
+];
+
+/// Whether an HTTP client's operand names another machine: a URL or a host
+/// that is not the loopback. A method word (`DELETE`) and an item
+/// (`name=value`, `a==b`, `h:=1`) are not hosts; what no parser can take
+/// apart counts as another machine. Of an operand known only at run time
+/// (`dynamic`), only a written-out `scheme://host/` before the first
+/// expansion says where it goes; otherwise it may go anywhere.
+pub(super) fn reaches_another_machine(text: &str, dynamic: bool) -> bool {
+    if dynamic {
+        let literal = &text[..text.find(['$', '`']).unwrap_or(text.len())];
+        let host_written = literal
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.contains(['/', '?', '#']));
+        return !host_written || reaches_another_machine(literal, false);
+    }
+    if text.is_empty()
+        || text.starts_with(['-', '@'])
+        || METHODS.iter().any(|m| text.eq_ignore_ascii_case(m))
+        || (!text.contains("://") && text.split('/').next().is_some_and(|h| h.contains('=')))
+    {
+        return false;
+    }
+    let hosts = crate::url::hosts(text);
+    hosts.is_empty() || hosts.iter().any(|h| !is_this_machine(h))
 }
 
 /// `scheme://rest` → (scheme, rest).
@@ -105,6 +136,46 @@ fn host_and_path(text: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_http_clients_operand_reaches_another_machine_unless_it_is_the_loopback() {
+        for remote in [
+            "https://api.example.com/x",
+            "evilhost",
+            "http://evilhost:8080/x",
+            "10.0.0.5:9200/idx",
+            "http://127.evil.example/",
+            "ftp://files.example.org/a",
+        ] {
+            assert!(reaches_another_machine(remote, false), "{remote}");
+        }
+        for local in [
+            "http://localhost:8080/api/items/3",
+            "localhost:9200/test-index",
+            "http://127.0.0.1:5000/api",
+            "http://127.1/",
+            "http://[::1]:3000/",
+            "DELETE",
+            "name=value",
+            "-XDELETE",
+        ] {
+            assert!(!reaches_another_machine(local, false), "{local}");
+        }
+        assert!(!reaches_another_machine(
+            "http://localhost:3000/?t=$TOKEN",
+            true
+        ));
+        assert!(reaches_another_machine(
+            "https://c.example.net/?t=$TOKEN",
+            true
+        ));
+        assert!(reaches_another_machine("http://$HOST/x", true));
+        assert!(reaches_another_machine("$URL", true));
+        assert!(reaches_another_machine(
+            "http://localhost$PATH_SUFFIX",
+            true
+        ));
+    }
 
     #[test]
     fn host_colon_path_is_remote_only_to_programs_that_read_it_so() {

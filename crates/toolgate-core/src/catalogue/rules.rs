@@ -86,6 +86,8 @@ pub(super) struct ExecRule {
     pub redirect_to: &'static [SetRef],
     pub redirect_overwrites: bool,
     pub cwd_in: &'static [SetRef],
+    pub remote_operand: bool,
+    pub program_from_stdin: bool,
     pub redirect_from: &'static [SetRef],
     pub stdin_from: Strs,
     pub privileged: Option<bool>,

@@ -463,7 +463,9 @@ impl Engine {
             for c in self.rule_concerns(&shown, |r| r.matches_exec_broad(cmd, env)) {
                 raise(c);
             }
-            let findings = self.catalogue.match_command(cmd, env);
+            let findings =
+                self.catalogue
+                    .match_command(cmd, env, &self.policy.git().protected_branches);
             exfil.note(cmd, &findings);
             let worst: Option<&Finding> = findings.first();
             let cmd_class = worst.map(|f| f.class).unwrap_or(if cmd.wrapper {

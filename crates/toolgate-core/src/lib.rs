@@ -59,8 +59,8 @@ pub use input::{MAX_JSON_DEPTH, parse_json, tool_call};
 pub use model::{ApprovalRef, Decision, Layer, Requester, RiskClass, ToolCall, Verdict};
 pub use normalize::{NormalizedCall, ToolKind, kind_of, normalize, split_mcp, unwrap_bridges};
 pub use policy::{
-    ApprovalRule, ApprovalSettings, ErrorKind, HookSettings, ModelStage, Policy, PolicyError,
-    RouteTarget, Routing, RoutingMode, Rule, RuleList,
+    ApprovalRule, ApprovalSettings, ErrorKind, GitSettings, HookSettings, ModelStage, Policy,
+    PolicyError, RouteTarget, Routing, RoutingMode, Rule, RuleList,
 };
 pub use posture::{Posture, Signals, detect};
 pub use profile::{Profile, ProfileError};

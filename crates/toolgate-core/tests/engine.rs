@@ -233,3 +233,77 @@ ask = ["mcp__github__merge_pull_request"]
         assert_eq!(d.decision, want, "{v} → {}", d.reason);
     }
 }
+
+#[test]
+fn the_policy_names_the_protected_branches() {
+    let run = |e: &Engine, cmd: &str| {
+        decide(
+            e,
+            &env(),
+            json!({"tool": "exec", "params": {"command": cmd}}),
+        )
+    };
+    let defaults = engine("");
+    for cmd in [
+        "git push --force-with-lease origin main",
+        "git push origin +release/2.0",
+        "git push origin --delete develop",
+        "git push origin main",
+        "git branch -D master",
+    ] {
+        assert_eq!(run(&defaults, cmd).decision, Verdict::Escalate, "{cmd}");
+    }
+    for cmd in [
+        "git push --force-with-lease origin feature/login",
+        "git push origin --delete feature/old",
+        "git branch -D feature/old",
+        "git push origin stable",
+    ] {
+        let d = run(&defaults, cmd);
+        assert_eq!(d.decision, Verdict::Allow, "{cmd}: {}", d.reason);
+    }
+
+    let mine = engine("[git]\nprotected_branches = [\"stable\", \"v*\"]\n");
+    for cmd in [
+        "git push --force-with-lease origin stable",
+        "git push origin :v2",
+        "git push origin stable",
+        "git branch -D Stable",
+    ] {
+        let d = run(&mine, cmd);
+        assert_eq!(d.decision, Verdict::Escalate, "{cmd}: {}", d.reason);
+        assert!(d.reason.contains("shared branch"), "{cmd}: {}", d.reason);
+    }
+    for cmd in [
+        "git push --force-with-lease origin main",
+        "git branch -D develop",
+    ] {
+        let d = run(&mine, cmd);
+        assert_eq!(d.decision, Verdict::Allow, "{cmd}: {}", d.reason);
+    }
+    // Without a lease, a force push still needs a person, whatever the list.
+    assert_eq!(
+        run(&mine, "git push --force origin main").decision,
+        Verdict::Escalate
+    );
+}
+
+#[test]
+fn a_protected_branch_entry_that_is_not_a_branch_name_is_an_error() {
+    for (entry, says) in [
+        ("\"\"", "is empty"),
+        ("\"my branch\"", "space"),
+        ("\"+main\"", "refspec"),
+        ("\"refs/heads/main\"", "refspec"),
+        ("\"a:b\"", "refspec"),
+    ] {
+        let text = format!("[git]\nprotected_branches = [{entry}]\n");
+        let err = Policy::from_toml_str(&text, "test.toml").expect_err(entry);
+        let shown = err.to_string();
+        assert!(shown.contains(says), "{entry}: {shown}");
+        assert!(shown.contains("test.toml:2"), "{entry}: {shown}");
+    }
+    let err = Policy::from_toml_str("[git]\nprotected = [\"main\"]\n", "test.toml")
+        .expect_err("unknown key");
+    assert!(err.to_string().contains("protected"), "{err}");
+}

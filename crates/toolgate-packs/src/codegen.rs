@@ -151,7 +151,7 @@ fn exec(r: &Exec) -> String {
          operands_regex: {}, operands_not_regex: {}, flags_any: {}, flags_all: {}, \
          flags_none: {}, arg_regex: {}, args_regex: {}, args_not_regex: {}, paths_any: {}, \
          operand_scope: OperandScope::{}, dynamic_paths: {}, redirect_to: {}, \
-         redirect_overwrites: {}, cwd_in: {}, remote_operand: {}, program_from_stdin: {}, redirect_from: {}, stdin_from: {}, privileged: {:?}, code_regex: {}, via_all: {}, \
+         redirect_overwrites: {}, cwd_in: {}, remote_operand: {}, protected_branch: {}, program_from_stdin: {}, redirect_from: {}, stdin_from: {}, privileged: {:?}, code_regex: {}, via_all: {}, \
          recursive_function: {}, no_operands: {} }}",
         common(&r.header),
         strs(&r.programs_not),
@@ -171,6 +171,10 @@ fn exec(r: &Exec) -> String {
         r.redirect_overwrites,
         set_refs(&r.cwd_in),
         r.remote_operand,
+        match r.protected_branch {
+            Some(b) => format!("Some(BranchUse::{b})"),
+            None => "None".to_string(),
+        },
         r.program_from_stdin,
         set_refs(&r.redirect_from),
         strs(&r.stdin_from),

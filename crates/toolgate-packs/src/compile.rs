@@ -119,6 +119,9 @@ pub struct Exec {
     pub cwd_in: Vec<SetRef>,
     /// Some operand names another machine.
     pub remote_operand: bool,
+    /// How a protected git branch must be used: `Named`, `Pushed`,
+    /// `Forced` or `Deleted`.
+    pub protected_branch: Option<&'static str>,
     /// The program run comes from stdin.
     pub program_from_stdin: bool,
     /// Sets a read redirection must come from.
@@ -363,6 +366,18 @@ fn exec_rule(
     let args_regex = regex(&s.args_regex, "args_regex")?;
     let args_not_regex = regex(&s.args_not_regex, "args_not_regex")?;
     let code_regex = regex(&s.code_regex, "code_regex")?;
+    let protected_branch = match s.protected_branch.as_deref() {
+        None => None,
+        Some("named") => Some("Named"),
+        Some("pushed") => Some("Pushed"),
+        Some("forced") => Some("Forced"),
+        Some("deleted") => Some("Deleted"),
+        Some(other) => {
+            return Err(format!(
+                "protected_branch must be named, pushed, forced or deleted, not {other:?}"
+            ));
+        }
+    };
     let operand_scope = match s.operand_scope.as_deref() {
         None | Some("all") => "All",
         Some("last") => "Last",
@@ -397,6 +412,7 @@ fn exec_rule(
         redirect_overwrites: s.redirect_overwrites,
         cwd_in: set_refs(&s.cwd_in, out, blob)?,
         remote_operand: s.remote_operand,
+        protected_branch,
         program_from_stdin: s.program_from_stdin,
         redirect_from: set_refs(&s.redirect_from, out, blob)?,
         stdin_from: s.stdin_from.clone(),

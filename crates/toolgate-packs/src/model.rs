@@ -162,6 +162,15 @@ pub struct ExecRuleSpec {
     /// words and `name=value` items are not hosts.
     #[serde(default)]
     pub remote_operand: bool,
+    /// A git branch of the policy's protected list (`[git]
+    /// protected_branches`) is used this way: `named` (any operand past
+    /// `sub`), `pushed` (a refspec's destination, past the repository),
+    /// `forced` (pushed with a force flag or a `+` refspec; the current
+    /// branch, `HEAD`, and an operand known only at run time count) or
+    /// `deleted` (`--delete`/`-d`, or a `:branch` refspec; run-time operands
+    /// count).
+    #[serde(default)]
+    pub protected_branch: Option<String>,
     /// The shell or interpreter takes the program it runs from stdin: no
     /// code on its command line (`-c`, `-e`, `-m module`), and no script
     /// operand (or `-`, or a shell's `-s`).

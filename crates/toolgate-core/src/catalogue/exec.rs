@@ -6,7 +6,7 @@
 use super::argv::{self, Arg};
 use super::automata::Pattern;
 use super::remote;
-use super::rules::{ExecRule, OperandScope, SetRef};
+use super::rules::{BranchUse, ExecRule, OperandScope, SetRef};
 use super::sets::candidates;
 use super::{Catalogue, Finding};
 use crate::model::Verdict;
@@ -36,6 +36,8 @@ enum Resolved {
 pub(super) struct CmdView<'a> {
     pub cmd: &'a SimpleCommand,
     pub env: &'a Env,
+    /// The policy's protected git branches.
+    pub branches: &'a [String],
     classified: Vec<Arg<'a>>,
     joined_args: OnceCell<String>,
     joined_operands: OnceCell<String>,
@@ -46,11 +48,17 @@ pub(super) struct CmdView<'a> {
 }
 
 impl<'a> CmdView<'a> {
-    pub(super) fn new(cat: &Catalogue, cmd: &'a SimpleCommand, env: &'a Env) -> CmdView<'a> {
+    pub(super) fn new(
+        cat: &Catalogue,
+        cmd: &'a SimpleCommand,
+        env: &'a Env,
+        branches: &'a [String],
+    ) -> CmdView<'a> {
         let opts = super::lookup(cat.options, &cmd.program).unwrap_or(&[]);
         CmdView {
             cmd,
             env,
+            branches,
             classified: argv::classify(cmd.args(), opts),
             joined_args: OnceCell::new(),
             joined_operands: OnceCell::new(),
@@ -169,6 +177,11 @@ impl Catalogue {
         if rule.remote_operand
             && !argv::operands(&view.classified)
                 .any(|w| super::remote::reaches_another_machine(&w.text, w.dynamic))
+        {
+            return None;
+        }
+        if let Some(how) = rule.protected_branch
+            && !uses_protected_branch(rule, how, view)
         {
             return None;
         }
@@ -362,6 +375,20 @@ impl Catalogue {
 /// no code on its command line (inline code, `-c`, `-m module`) and no
 /// script to run, or was told to read its script from stdin (`-`, `-s`) or
 /// from a process substitution.
+/// Whether the command uses one of the policy's protected branches the
+/// way the rule says (past its `sub` words).
+fn uses_protected_branch(rule: &ExecRule, how: BranchUse, view: &CmdView) -> bool {
+    let past_sub: Vec<&Word> = argv::operands(&view.classified)
+        .skip(rule.sub.len())
+        .collect();
+    let flag = |f: &str| argv::has_flag(&view.classified, f);
+    let force = ["-f", "--force", "--force-with-lease", "--force-if-includes"]
+        .into_iter()
+        .any(flag);
+    let delete = flag("-d") || flag("--delete");
+    super::branch::uses_protected(how, &past_sub, force, delete, view.branches)
+}
+
 fn program_from_stdin(view: &CmdView) -> bool {
     if view.cmd.inline_code.is_some()
         || argv::has_flag(&view.classified, "-c")

@@ -7,6 +7,8 @@
 
 pub(crate) mod argv;
 mod automata;
+mod branch;
+pub(crate) use branch::DEFAULT_PROTECTED_BRANCHES;
 mod exec;
 mod remote;
 mod rules;
@@ -119,8 +121,14 @@ impl Catalogue {
     }
 
     /// Every finding for one simple command, most severe first.
-    pub(crate) fn match_command(&self, cmd: &SimpleCommand, env: &Env) -> Vec<Finding> {
-        let view = exec::CmdView::new(self, cmd, env);
+    /// `branches` are the policy's protected git branches.
+    pub(crate) fn match_command(
+        &self,
+        cmd: &SimpleCommand,
+        env: &Env,
+        branches: &[String],
+    ) -> Vec<Finding> {
+        let view = exec::CmdView::new(self, cmd, env, branches);
         let specific = lookup(self.by_program, &cmd.program).unwrap_or(&[]);
         let mut out: Vec<Finding> = specific
             .iter()

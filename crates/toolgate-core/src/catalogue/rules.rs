@@ -46,6 +46,20 @@ pub(super) enum OperandScope {
     ButLast,
 }
 
+/// How a rule's protected git branch must be used (the pack's
+/// `protected_branch`; see `super::branch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BranchUse {
+    /// Named by any operand past the rule's `sub` words.
+    Named,
+    /// The destination of a pushed refspec.
+    Pushed,
+    /// Pushed with force: a force flag or a `+` refspec.
+    Forced,
+    /// Deleted on the remote: `--delete` or a `:branch` refspec.
+    Deleted,
+}
+
 /// A reference to a path set or a special set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SetRef {
@@ -87,6 +101,7 @@ pub(super) struct ExecRule {
     pub redirect_overwrites: bool,
     pub cwd_in: &'static [SetRef],
     pub remote_operand: bool,
+    pub protected_branch: Option<BranchUse>,
     pub program_from_stdin: bool,
     pub redirect_from: &'static [SetRef],
     pub stdin_from: Strs,

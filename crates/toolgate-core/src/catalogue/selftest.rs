@@ -8,11 +8,15 @@ impl Catalogue {
     /// failure (empty when all hold). `env` is the context examples assume.
     pub(crate) fn self_test(&self, env: &Env) -> Vec<String> {
         let mut failures = Vec::new();
+        let branches: Vec<String> = super::DEFAULT_PROTECTED_BRANCHES
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
         let findings = |text: &str| -> Vec<Finding> {
             let a = crate::shell::analyze(text, env);
             a.commands
                 .iter()
-                .flat_map(|c| self.match_command(c, env))
+                .flat_map(|c| self.match_command(c, env, &branches))
                 .collect()
         };
         for rule in self.exec {

@@ -2,7 +2,9 @@
 //! (`toolgate-packs`): statics in the binary, nothing built at start.
 
 use super::automata::{Automaton, Pattern};
-use super::rules::{ActionRule, Common, ExecRule, OperandScope, PathRule, SetRef, UrlRule};
+use super::rules::{
+    ActionRule, BranchUse, Common, ExecRule, OperandScope, PathRule, SetRef, UrlRule,
+};
 use super::sets::PathSet;
 use crate::model::{RiskClass, Verdict};
 use crate::normalize::Access;

@@ -28,6 +28,8 @@
 //! hold = "2m"                      # a hook waits this long for an approval (default off)
 //! host_prompt = false              # the runtime's own prompt may approve (person present only)
 //! allow_is_final = false           # toolgate's allow also skips the runtime's own checks
+//! [git]
+//! protected_branches = ["main", "release*"]  # replaces the default list (git.rs)
 //! [[test]]
 //! call = { tool = "exec", params = { command = "ls && rm -rf ~" } }
 //! expect = "block"
@@ -40,6 +42,7 @@ mod approvals;
 mod duration;
 mod error;
 mod exec;
+mod git;
 mod hooks;
 mod knowledge;
 mod path;
@@ -53,6 +56,7 @@ mod url;
 use crate::knowledge::settings::KnowledgeSettings;
 pub use approvals::{ApprovalRule, ApprovalSettings, ModelStage};
 pub use error::{ErrorKind, PolicyError};
+pub use git::GitSettings;
 pub use hooks::HookSettings;
 pub use routing::{RouteTarget, Routing, RoutingMode};
 pub use rule::Rule;
@@ -155,6 +159,7 @@ pub struct Policy {
     approvals: ApprovalSettings,
     knowledge: std::sync::Arc<KnowledgeSettings>,
     hooks: HookSettings,
+    git: GitSettings,
     profile_path: Option<String>,
     profile: Option<std::sync::Arc<crate::profile::Profile>>,
     tests: Vec<PolicyTest>,
@@ -175,6 +180,7 @@ impl Default for Policy {
             approvals: ApprovalSettings::default(),
             knowledge: Default::default(),
             hooks: HookSettings::default(),
+            git: GitSettings::default(),
             profile_path: None,
             profile: None,
             tests: Vec::new(),
@@ -267,6 +273,7 @@ impl Policy {
         let approvals = parse_approvals(raw.approvals, src, origin)?;
         let knowledge = knowledge::parse_knowledge(raw.knowledge, src, origin)?.into();
         let hooks = hooks::parse_hooks(raw.hooks, src, origin)?;
+        let git = git::parse_git(raw.git, src, origin)?;
         let profile_path = match raw.profile {
             None => None,
             Some(p) if p.get_ref().trim().is_empty() || p.get_ref().contains('\0') => {
@@ -299,6 +306,7 @@ impl Policy {
             approvals,
             knowledge,
             hooks,
+            git,
             profile_path,
             profile: None,
             tests,
@@ -344,6 +352,11 @@ impl Policy {
     /// The `[hooks]` settings (defaults when the section is absent).
     pub fn hooks(&self) -> &HookSettings {
         &self.hooks
+    }
+
+    /// The `[git]` settings (defaults when the section is absent).
+    pub fn git(&self) -> &GitSettings {
+        &self.git
     }
 
     /// The `[knowledge]` settings (defaults when the section is absent).

@@ -14,6 +14,7 @@ pub(super) struct RawPolicy {
     pub(super) approvals: Option<RawApprovals>,
     pub(super) knowledge: Option<RawKnowledge>,
     pub(super) hooks: Option<RawHooks>,
+    pub(super) git: Option<RawGit>,
     pub(super) profile: Option<Spanned<String>>,
     #[serde(default, rename = "test")]
     pub(super) tests: Vec<Spanned<RawTest>>,
@@ -192,4 +193,10 @@ pub(super) struct RawHooks {
     pub(super) hold: Option<Spanned<String>>,
     pub(super) host_prompt: Option<bool>,
     pub(super) allow_is_final: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGit {
+    pub(super) protected_branches: Option<Vec<Spanned<String>>>,
 }

@@ -173,8 +173,10 @@ const BLOCKED: &[&str] = &[
 ];
 
 /// Spellings a shell turns back into `cmd` before running it: the whole
-/// text base64-encoded and decoded into a shell, the program name in
-/// ANSI-C hex or octal escapes, split by quotes or a backslash.
+/// text base64- or hex-encoded and decoded into a shell (through a pipe or
+/// a process substitution), the program name in ANSI-C hex or octal
+/// escapes or split by quotes or a backslash, the words as one brace
+/// expansion, the operands passed through a function's arguments.
 fn disguise(cmd: &str, how: u8) -> String {
     use base64::Engine as _;
     let (program, rest) = cmd.split_once(' ').unwrap_or((cmd, ""));
@@ -182,7 +184,14 @@ fn disguise(cmd: &str, how: u8) -> String {
     let octal: String = program.bytes().map(|b| format!("\\{b:03o}")).collect();
     let b64 = base64::engine::general_purpose::STANDARD.encode(cmd);
     let (head, tail) = program.split_at(1);
-    match how % 8 {
+    let text_hex: String = cmd.bytes().map(|b| format!("{b:02x}")).collect();
+    let words: Vec<&str> = cmd.split(' ').collect();
+    let args: Vec<String> = (1..words.len()).map(|i| format!("\"${i}\"")).collect();
+    match how % 12 {
+        8 => format!("bash <(echo {text_hex} | xxd -r -p)"),
+        9 => format!("{{{}}}", words.join(",")),
+        10 => format!("f() {{ {program} {}; }}; f {rest}", args.join(" ")),
+        11 => format!("sh <(echo {b64} | base64 -d)"),
         0 => format!("echo {b64} | base64 -d | sh"),
         1 => format!("echo '{b64}' | base64 --decode | bash"),
         2 => format!("base64 -d <<< {b64} | sh"),

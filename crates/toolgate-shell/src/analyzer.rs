@@ -39,6 +39,12 @@ pub(crate) struct Analyzer<'e> {
     /// Set once [`MAX_COMMANDS`] commands are reported: the walk stops, as
     /// every later command would be dropped (the analysis already says so).
     pub truncated: bool,
+    /// Function calls analyzed with their arguments so far.
+    pub function_calls: usize,
+    /// Functions defined so far, waiting to be judged (`functions.rs`).
+    pub defined: Vec<crate::functions::Defined>,
+    /// The text the last process substitution prints, when known.
+    pub procsub_output: Option<String>,
 }
 
 impl<'e> Analyzer<'e> {
@@ -50,6 +56,9 @@ impl<'e> Analyzer<'e> {
             last_output: None,
             last_output_dynamic: false,
             truncated: false,
+            function_calls: 0,
+            defined: Vec::new(),
+            procsub_output: None,
         }
     }
 

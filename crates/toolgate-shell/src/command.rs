@@ -12,6 +12,7 @@ impl Analyzer<'_> {
         let mut assignments: Vec<(String, Word)> = Vec::new();
         let mut own = scope.clone();
         let mut procsub: Vec<String> = Vec::new();
+        self.procsub_output = None;
         let mut cursor = node.walk();
         let mut last_end = node.start_byte();
         let mut after: Vec<Node> = Vec::new();
@@ -59,6 +60,9 @@ impl Analyzer<'_> {
         }
         if !procsub.is_empty() {
             own.stdin_from.extend(procsub.iter().cloned());
+            if let Some(text) = self.procsub_output.take() {
+                own.stdin_text = Some(text);
+            }
         }
         self.emit_with_procsub(argv, assignments, own, scope, !procsub.is_empty());
         for rest in after {

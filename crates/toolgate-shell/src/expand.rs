@@ -166,7 +166,11 @@ impl Analyzer<'_> {
                 }
             }
             "process_substitution" => {
+                self.last_output = None;
                 let programs = self.substitution(node, src, scope, depth);
+                // `bash <(echo … | xxd -r -p)`: what the reader reads, when
+                // the substitution prints a known text.
+                self.procsub_output = self.last_output.take();
                 acc.procsub.extend(programs);
                 acc.text.push_str("/dev/fd/63");
             }

@@ -47,7 +47,12 @@ const KEYWORDS: &[&str] = &[
 /// so that a catastrophic command in broken syntax is still recognized.
 pub(crate) fn scan(an: &mut Analyzer, src: &str, scope: &mut Scope) {
     for segment in segments(src).into_iter().take(256) {
-        let words = segment_words(&segment);
+        // `{rm,-rf,~}` is a command once braces expand: bash expands them
+        // before it looks for the program.
+        let words: Vec<String> = segment_words(&segment)
+            .into_iter()
+            .flat_map(|w| super::words::brace_expand(&w).unwrap_or_else(|| vec![w]))
+            .collect();
         let mut i = 0;
         while i < words.len() && KEYWORDS.contains(&words[i].as_str()) {
             i += 1;
@@ -186,6 +191,17 @@ mod tests {
         assert_eq!(
             words,
             vec![vec!["a", "x;y"], vec!["b"], vec!["c"], vec!["d"], vec!["e"]]
+        );
+    }
+
+    #[test]
+    fn a_brace_expansion_in_broken_syntax_is_a_command() {
+        let env = toolgate_paths::Env::new("/home/dev", "/home/dev/proj");
+        let a = crate::analyze("{rm,-rf,/home/dev}", &env);
+        assert!(
+            a.commands.iter().any(|c| c.display() == "rm -rf /home/dev"),
+            "{:?}",
+            a.commands
         );
     }
 }

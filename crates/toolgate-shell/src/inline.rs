@@ -270,7 +270,7 @@ impl Parser<'_> {
                     );
                     let interpolated = formatted
                         || (q == b'`' && lit.contains("${"))
-                        || (q == b'"' && lit.contains("#{"));
+                        || (q == b'"' && (lit.contains("#{") || lit.contains("$ENV{")));
                     if ends && !interpolated {
                         return Item::Lit(lit);
                     }

@@ -14,6 +14,7 @@ mod decoders;
 mod embedded;
 mod expand;
 mod fallback;
+mod functions;
 mod inline;
 mod interpreters;
 mod privilege;

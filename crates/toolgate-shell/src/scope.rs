@@ -35,9 +35,10 @@ pub(crate) struct ShellState {
     /// Variables with a known literal value (`Some`) or an unknown one (`None`).
     pub vars: HashMap<String, Option<String>>,
     pub aliases: HashMap<String, String>,
-    /// Names of the functions defined so far: a call by that name runs
+    /// The functions defined so far, by name, with their body's text
+    /// (`None` when too long to analyze again): a call by that name runs
     /// the function, not the program.
-    pub functions: Vec<String>,
+    pub functions: Vec<(String, Option<String>)>,
     /// Files written by a network download earlier in the script.
     pub downloaded: Vec<String>,
     /// Directories a `git clone` earlier in the script created.
@@ -59,6 +60,17 @@ impl Scope {
     /// The state, for a change (copied first if shared).
     pub(crate) fn state_mut(&mut self) -> &mut ShellState {
         Rc::make_mut(&mut self.state)
+    }
+
+    /// The body of function `name`, when defined earlier and short enough
+    /// to analyze again with its arguments.
+    pub(crate) fn function_body(&self, name: &str) -> Option<&str> {
+        self.state
+            .functions
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, b)| b.as_deref())
     }
 
     /// The content written to `path` earlier in the script, if known.

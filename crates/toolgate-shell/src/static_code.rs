@@ -89,7 +89,7 @@ fn piece(p: &str) -> Option<String> {
     if HOME.contains(&p) {
         return Some("~".to_string());
     }
-    if let Some(lit) = literal(p) {
+    if let Some(lit) = literal(p).or_else(|| interpolated(p)) {
         return Some(lit);
     }
     // base64 literals decoded in place
@@ -113,6 +113,60 @@ fn piece(p: &str) -> Option<String> {
         let (lit, enc) = inner.rsplit_once(',')?;
         if literal(enc.trim())?.as_str() == "base64" {
             return decode_base64(&literal(lit.trim())?);
+        }
+    }
+    None
+}
+
+/// A string whose only interpolations are the user's home: Perl's
+/// `"… $ENV{HOME}"`, Ruby's `"… #{Dir.home}"`, JavaScript's
+/// `` `… ${os.homedir()}` `` and Python's `f"… {Path.home()}"`. Any other
+/// interpolation, or an escape, leaves the value unknown.
+fn interpolated(p: &str) -> Option<String> {
+    let (body, hole_open): (&str, &str) =
+        if let Some(r) = p.strip_prefix("f\"").or_else(|| p.strip_prefix("f'")) {
+            (r.get(..r.len().checked_sub(1)?)?, "{")
+        } else if let Some(r) = p.strip_prefix('`').and_then(|r| r.strip_suffix('`')) {
+            (r, "${")
+        } else if let Some(r) = p.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            (r, if r.contains("#{") { "#{" } else { "$ENV{" })
+        } else {
+            return None;
+        };
+    if body.contains('\\') || body.len() > 4096 {
+        return None;
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some(at) = rest.find(hole_open) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + hole_open.len()..];
+        let close = matching_brace(after)?;
+        let expr = after[..close].trim();
+        let whole = if hole_open == "$ENV{" {
+            format!("$ENV{{{expr}}}")
+        } else {
+            expr.to_string()
+        };
+        if !HOME.contains(&whole.as_str()) {
+            return None;
+        }
+        out.push('~');
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    (!out.contains(['$', '{', '}', '`'])).then_some(out)
+}
+
+/// The index of the `}` closing a hole whose `{` was just before `text`.
+fn matching_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'{' => depth += 1,
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
         }
     }
     None
@@ -151,6 +205,22 @@ mod tests {
             Some("rm -rf ~")
         );
         assert_eq!(value("ENV[\"HOME\"]").as_deref(), Some("~"));
+        assert_eq!(value("\"rm -rf $ENV{HOME}\"").as_deref(), Some("rm -rf ~"));
+        assert_eq!(
+            value("\"rm -rf #{Dir.home}/\"").as_deref(),
+            Some("rm -rf ~/")
+        );
+        assert_eq!(
+            value("`rm -rf ${os.homedir()}`").as_deref(),
+            Some("rm -rf ~")
+        );
+        assert_eq!(
+            value("f\"rm -rf {os.path.expanduser('~')}\"").as_deref(),
+            Some("rm -rf ~")
+        );
+        assert_eq!(value("\"rm -rf $ENV{TARGET}\""), None);
+        assert_eq!(value("f\"rm -rf {target}\""), None);
+        assert_eq!(value("`rm ${a}${os.homedir()}`"), None);
         assert_eq!(value("atob('cm0gLXJmIH4=')").as_deref(), Some("rm -rf ~"));
     }
 

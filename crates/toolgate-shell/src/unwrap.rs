@@ -63,6 +63,9 @@ impl Analyzer<'_> {
             self.analyze_text(&text, &mut inner);
             return;
         }
+        if self.call_function(&argv, scope) {
+            return;
+        }
         let program = program_name(&first.text);
         if first.dynamic {
             self.opaque(
@@ -83,6 +86,16 @@ impl Analyzer<'_> {
             cwd: scope.cwd.clone(),
             wrapper: false,
         };
+        if let Some(dir) = archive_directory(&program, &cmd.argv[1..]) {
+            // `tar czf - -C ~ .ssh`: the operands are read from (or
+            // extracted into) that directory.
+            cmd.cwd = match (&cmd.cwd, dir.dynamic) {
+                (_, true) => None,
+                (Some(cwd), false) => Some(self.env.resolve_from(cwd, &dir.text)),
+                (None, false) => (dir.text.starts_with('/') || dir.text.starts_with('~'))
+                    .then(|| self.env.resolve(&dir.text)),
+            };
+        }
         if first.dynamic {
             self.push(cmd);
             return;
@@ -196,7 +209,7 @@ impl Analyzer<'_> {
                             && crate::setup_idiom::prints_shell_setup(&w.text)
                             && crate::setup_idiom::program_name(&w.text).is_some_and(|p| {
                                 !scope.state.aliases.contains_key(p)
-                                    && !scope.state.functions.iter().any(|f| f == p)
+                                    && !scope.state.functions.iter().any(|(f, _)| f == p)
                             })
                     })
                     .collect();
@@ -493,4 +506,29 @@ impl Analyzer<'_> {
         }
         self.nested(&script.text, scope, via);
     }
+}
+
+/// The directory an archiver works in (`tar -C dir`, `--directory=dir`),
+/// when the command names one.
+fn archive_directory(program: &str, args: &[Word]) -> Option<Word> {
+    if !matches!(program, "tar" | "gtar" | "bsdtar") {
+        return None;
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let t = a.text.as_str();
+        if t == "--" {
+            return None;
+        }
+        if t == "-C" || t == "--directory" || t == "--cd" {
+            return it.next().cloned();
+        }
+        if let Some(v) = t.strip_prefix("--directory=") {
+            return Some(a.clone().with_text(v));
+        }
+        if let Some(v) = t.strip_prefix("-C").filter(|v| !v.is_empty()) {
+            return Some(a.clone().with_text(v));
+        }
+    }
+    None
 }

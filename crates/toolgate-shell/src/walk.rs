@@ -20,6 +20,7 @@ impl Analyzer<'_> {
     pub(crate) fn analyze_top(&mut self, command: &str) {
         let mut scope = self.root_scope();
         self.analyze_text(command, &mut scope);
+        self.analyze_uncalled();
     }
 
     /// Analyzes shell text in `scope` (re-parsing for nested scripts).
@@ -111,15 +112,17 @@ impl Analyzer<'_> {
             "function_definition" => {
                 let name = node
                     .child_by_field_name("name")
-                    .map(|n| slice(src, n.byte_range()).to_string());
-                if let Some(n) = &name {
-                    scope.state_mut().functions.push(n.clone());
-                }
-                let mut inner = scope.clone();
-                inner.via.push(Via {
-                    wrapper: format!("function {}", name.unwrap_or_default()),
+                    .map(|n| slice(src, n.byte_range()).to_string())
+                    .unwrap_or_default();
+                let body = node.child_by_field_name("body");
+                let kept = body.is_some_and(|b| {
+                    self.define_function(&name, slice(src, b.byte_range()), scope)
                 });
-                if let Some(body) = node.child_by_field_name("body") {
+                if !kept && let Some(body) = body {
+                    let mut inner = scope.clone();
+                    inner.via.push(Via {
+                        wrapper: format!("function {name}"),
+                    });
                     self.walk(body, src, &mut inner, depth + 1);
                 }
             }

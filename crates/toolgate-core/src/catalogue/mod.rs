@@ -10,6 +10,7 @@ mod automata;
 mod branch;
 pub(crate) use branch::DEFAULT_PROTECTED_BRANCHES;
 mod exec;
+mod gomod;
 mod remote;
 mod rules;
 #[cfg(test)]
@@ -136,6 +137,7 @@ impl Catalogue {
             .filter_map(|&i| self.exec_rule_matches(&self.exec[usize::from(i)], &view))
             .collect();
         out.extend(squat::check(cmd));
+        out.extend(gomod::check(cmd));
         if specific.is_empty() {
             out.extend(program_verb(&cmd.program));
         }

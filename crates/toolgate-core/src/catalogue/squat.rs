@@ -79,7 +79,7 @@ fn normalize(registry: Registry, name: &str) -> String {
 
 /// The name without separators and with look-alike letters folded: `I`
 /// and `1` read as `l`, `0` as `o`, `rn` as `m`, `vv` as `w`.
-fn skeleton(name: &str) -> String {
+pub(super) fn skeleton(name: &str) -> String {
     let folded: String = name
         .chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
@@ -94,7 +94,7 @@ fn skeleton(name: &str) -> String {
 
 /// True when `a` becomes `b` by one substitution, insertion, deletion or
 /// swap of neighbours.
-fn one_slip(a: &str, b: &str) -> bool {
+pub(super) fn one_slip(a: &str, b: &str) -> bool {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     if a == b || a.len().abs_diff(b.len()) > 1 {
         return false;

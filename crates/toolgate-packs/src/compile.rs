@@ -391,7 +391,14 @@ fn exec_rule(
     Ok(Exec {
         header,
         programs: s.programs.clone(),
-        programs_not: s.programs_not.clone(),
+        programs_not: {
+            // Sorted, so the matcher finds a program by binary search (the
+            // any-program verb rules list hundreds).
+            let mut v = s.programs_not.clone();
+            v.sort();
+            v.dedup();
+            v
+        },
         sub: s
             .sub
             .iter()

@@ -150,7 +150,11 @@ impl<'a> CmdView<'a> {
 impl Catalogue {
     pub(super) fn exec_rule_matches(&self, rule: &ExecRule, view: &CmdView) -> Option<Finding> {
         let cmd = view.cmd;
-        if rule.programs_not.contains(&cmd.program.as_str()) {
+        if rule
+            .programs_not
+            .binary_search(&cmd.program.as_str())
+            .is_ok()
+        {
             return None;
         }
         if rule.privileged.is_some_and(|p| cmd.privileged != p) {

@@ -84,6 +84,7 @@ type Strs = &'static [&'static str];
 #[derive(Debug)]
 pub(super) struct ExecRule {
     pub common: Common,
+    /// Sorted by the build (searched by bisection).
     pub programs_not: Strs,
     pub sub: &'static [Strs],
     pub operands_regex: Option<u16>,

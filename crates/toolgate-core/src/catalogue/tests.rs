@@ -14,3 +14,30 @@ fn a_program_named_for_destruction_is_read_by_its_name() {
         assert!(program_verb(p).is_none(), "{p}");
     }
 }
+
+#[test]
+fn excluded_programs_are_sorted_for_bisection() {
+    let cat = super::Catalogue::builtin();
+    for rule in cat.exec {
+        assert!(
+            rule.programs_not.windows(2).all(|w| w[0] < w[1]),
+            "{}: programs_not is not sorted",
+            rule.common.id
+        );
+    }
+    let verbs = cat
+        .exec
+        .iter()
+        .find(|r| r.common.id == "verbs.destructive-subcommand")
+        .expect("the verb rule");
+    let env = crate::paths::Env::new("/home/dev", "/home/dev/proj");
+    let branches: Vec<String> = Vec::new();
+    for (line, excluded) in [("echo delete x", true), ("zz-cli delete x", false)] {
+        let a = crate::shell::analyze(line, &env);
+        let hit = cat
+            .match_command(&a.commands[0], &env, &branches)
+            .iter()
+            .any(|f| f.rule == verbs.common.id);
+        assert_eq!(hit, !excluded, "{line}");
+    }
+}

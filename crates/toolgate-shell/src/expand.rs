@@ -157,7 +157,11 @@ impl Analyzer<'_> {
                     // shell would (`$(echo … | base64 -d)` as a command).
                     acc.split |= !quoted(node);
                 }
-                match literal_substitution(node, src).or(decoded) {
+                // `$(pwd)` is the directory the command runs in.
+                let cwd = matches!(raw, "$(pwd)" | "`pwd`" | "$(pwd -L)" | "$(pwd -P)")
+                    .then(|| scope.cwd.clone())
+                    .flatten();
+                match literal_substitution(node, src).or(decoded).or(cwd) {
                     Some(text) => acc.text.push_str(&text),
                     None => {
                         acc.dynamic = true;

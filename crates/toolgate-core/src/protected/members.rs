@@ -204,6 +204,13 @@ pub(super) const PROBES: &[&str] = &[
     "toolgate.service",
 ];
 
+/// Whether a glob's last component spells enough of a name to aim at it:
+/// four or more literal characters (`*.toml`, `tool?ate.db`, `*.token`),
+/// not a bare wildcard (`*`, `*.db`, `?`).
+fn names_a_marker(last: &str) -> bool {
+    last.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']')).count() >= 4
+}
+
 /// Whether `path` has the components `dir` followed by more (`…/d/x`).
 fn contains_dir(path: &str, dir: &str) -> bool {
     path.match_indices(dir)
@@ -449,6 +456,16 @@ impl Protected {
             // A wildcard never matches a leading dot; the name must match
             // the last component before a path is made of it.
             if (probe.starts_with('.') && !last.starts_with('.')) || !path_match(last, probe) {
+                continue;
+            }
+            // A name toolgate uses anywhere (`toolgate.db`) is a copy
+            // outside toolgate's own places: a bare wildcard there
+            // (`rm -rf build/*`) is not taken to name it; one that spells
+            // enough of it (`toolgate.d?`, `*.token`, `*.toml`) is.
+            if BY_NAME.iter().any(|(n, _)| *n == probe)
+                && !names_a_marker(last)
+                && self.member(dir, env).is_none()
+            {
                 continue;
             }
             let cand = format!("{}/{probe}", dir.trim_end_matches('/'));

@@ -287,6 +287,10 @@ fn globs_and_run_time_words_may_name_members() {
             .is_some()
     );
     assert_eq!(p.member_by_glob("/home/dev/proj/src/*.rs", &e), None);
+    // A bare wildcard in the workspace does not name a copy of toolgate.db.
+    assert_eq!(p.member_by_glob("/home/dev/proj/build/*", &e), None);
+    assert_eq!(p.member_by_glob("/home/dev/proj/*.db", &e), None);
+    assert!(p.member_by_glob("/home/dev/proj/*.token", &e).is_some());
     assert!(p.member_by_tail("/.claude/settings.json").is_some());
     assert!(p.member_by_tail("toolgate.toml").is_some());
     assert!(p.member_by_tail("/policies/strict.toml").is_some());

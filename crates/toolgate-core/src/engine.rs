@@ -610,9 +610,6 @@ impl Engine {
             n.kind,
             ToolKind::Message | ToolKind::Search | ToolKind::Fetch | ToolKind::Browser
         );
-        if !unfamiliar || !n.paths.is_empty() || sends_text {
-            return (out, RiskClass::R0);
-        }
         let concern = |class: RiskClass, reason: String, rule: &str| Concern {
             verdict: Verdict::Escalate,
             class,
@@ -621,15 +618,67 @@ impl Engine {
             rule: Some(rule.to_string()),
             command: None,
         };
+        // A changing HTTP method to another machine, through any tool that
+        // fetches (`{"url": …, "method": "DELETE"}`).
+        if (unfamiliar || n.kind == ToolKind::Fetch)
+            && let Some(method) = meaning::changing_method(&n.params)
+            && let Some(url) = n
+                .urls
+                .iter()
+                .find(|u| crate::catalogue::remote::reaches_another_machine(u, false))
+        {
+            let reason = format!(
+                "{} sends an HTTP {method} to {url}, changing a remote resource",
+                n.tool
+            );
+            out.push(concern(RiskClass::R3, reason, "meaning.http-method"));
+        }
+        if !unfamiliar || sends_text {
+            let class = out.iter().map(|c| c.class).max().unwrap_or(RiskClass::R0);
+            return (out, class);
+        }
+        let words = crate::normalize::name_words(
+            n.mcp.as_ref().map_or(n.tool.as_str(), |(_, t)| t.as_str()),
+        );
+        if let Some((branch, forced)) = meaning::changes_protected_branch(
+            &words,
+            &n.params,
+            &self.policy.git().protected_branches,
+        ) {
+            let (class, how) = if forced {
+                (RiskClass::R4, "force-updates")
+            } else {
+                (RiskClass::R3, "changes")
+            };
+            let reason = format!(
+                "{} {how} the shared branch `{branch}` of a repository",
+                n.tool
+            );
+            out.push(concern(class, reason, "meaning.protected-branch"));
+        }
+        if n.kind != ToolKind::Read && words.iter().any(|w| w == "merge") {
+            let reason = format!("{} merges on the remote", n.tool);
+            out.push(concern(RiskClass::R3, reason, "meaning.merge"));
+        }
+        // A tool naming paths is judged by them, except for SQL it carries
+        // (`/* note */ DROP …` reads as a path too).
+        let named_paths = !n.paths.is_empty();
         let tool_name = n.mcp.as_ref().map_or(n.tool.as_str(), |(_, t)| t.as_str());
         if n.kind != ToolKind::Read
+            && !named_paths
             && let Some(verb) = meaning::destructive_verb(&crate::normalize::name_words(tool_name))
         {
             let reason = format!("{} is a tool whose name says it does `{verb}`", n.tool);
             out.push(concern(RiskClass::R3, reason, "meaning.tool-verb"));
         }
         let all = crate::normalize::param_strings(&n.params, true);
-        let sql: Vec<_> = all.iter().filter_map(|s| meaning::sql(s)).collect();
+        // A file tool's SQL is content it writes (a migration), not run.
+        let runs_sql = !(named_paths && n.kind == ToolKind::Write);
+        let sql: Vec<_> = all
+            .iter()
+            .filter(|_| runs_sql)
+            .filter_map(|s| meaning::sql(s))
+            .collect();
         if !sql.is_empty() {
             let production = meaning::production_target(&n.params);
             for (sql_class, what) in sql {
@@ -648,6 +697,9 @@ impl Engine {
         // describes. Only what the catalogue and the rules find counts;
         // prose that merely fails to parse as shell is not a command.
         for text in crate::normalize::param_strings(&n.params, false) {
+            if named_paths {
+                break;
+            }
             let mut words = text.split_whitespace();
             let known = words
                 .next()

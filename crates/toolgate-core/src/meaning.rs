@@ -118,6 +118,8 @@ fn statements(text: &str) -> Vec<String> {
                     cur.push(' ');
                 }
                 ';' => out.push(std::mem::take(&mut cur)),
+                // `WITH d AS (DELETE …)`: the words inside count as words.
+                '(' | ')' | ',' => cur.push(' '),
                 c => cur.push(c.to_ascii_uppercase()),
             },
         }
@@ -151,7 +153,11 @@ fn statement(s: &str) -> Option<(RiskClass, String)> {
         "CREATE" if has("USER") || has("ROLE") => {
             Some((RiskClass::R3, "creates a database user or role".to_string()))
         }
-        "WITH" if has("DELETE") || has("UPDATE") || has("DROP") => Some((
+        "WITH" if has("DELETE") && !has("WHERE") => Some((
+            RiskClass::R4,
+            "deletes rows inside a WITH query, without WHERE".to_string(),
+        )),
+        "WITH" if has("DELETE") || has("UPDATE") || has("DROP") || has("TRUNCATE") => Some((
             RiskClass::R3,
             "changes data inside a WITH query".to_string(),
         )),
@@ -252,4 +258,54 @@ mod tests {
             serde_json::json!({"database": "app_dev", "q": "products"})
         )));
     }
+}
+
+/// Keys under which forge tools name the branch they change (`base` is
+/// left out: a pull request *into* `main` changes nothing yet).
+const BRANCH_KEYS: &[&str] = &[
+    "branch",
+    "ref",
+    "target_branch",
+    "branch_name",
+    "branchName",
+];
+
+/// Words of a tool name that change what they name.
+const CHANGING_WORDS: &[&str] = &[
+    "push", "update", "create", "delete", "write", "commit", "force", "reset", "set", "put",
+    "upload", "remove", "revert", "rebase", "replace",
+];
+
+/// The protected branch a forge tool changes (`push_files` or
+/// `create_or_update_file` with `branch: "main"`, `update_ref` with
+/// `ref: "heads/main"`), and whether it forces.
+pub(crate) fn changes_protected_branch(
+    name_words: &[String],
+    params: &Map<String, Value>,
+    protected: &[String],
+) -> Option<(String, bool)> {
+    if !name_words
+        .iter()
+        .any(|w| CHANGING_WORDS.contains(&w.as_str()))
+    {
+        return None;
+    }
+    let branch = BRANCH_KEYS.iter().find_map(|k| {
+        let v = params.get(*k)?.as_str()?;
+        let name = v.trim_start_matches("refs/").trim_start_matches("heads/");
+        crate::catalogue::is_protected_branch(name, protected).then(|| name.to_string())
+    })?;
+    let forced = params.get("force").and_then(Value::as_bool) == Some(true);
+    Some((branch, forced))
+}
+
+/// The changing HTTP method a fetch-like tool is asked to use
+/// (`{"url": …, "method": "DELETE"}`), upper-cased.
+pub(crate) fn changing_method(params: &Map<String, Value>) -> Option<String> {
+    let m = ["method", "http_method", "verb"]
+        .iter()
+        .find_map(|k| params.get(*k)?.as_str())?
+        .trim()
+        .to_ascii_uppercase();
+    matches!(m.as_str(), "DELETE" | "PUT" | "PATCH").then_some(m)
 }

@@ -174,11 +174,37 @@ fn mcp_kind(tool: &str) -> ToolKind {
         && !words
             .iter()
             .any(|w| matches!(w.as_str(), "list" | "get" | "search" | "history"));
+    // A file tool by a writing verb (`write_file`, `edit`, `apply_patch`;
+    // held when it names no path), or by another changing verb on a
+    // file-system noun (`create_directory`, `delete_file`): `create_issue`
+    // or `delete_repository` change something else, judged by their
+    // meaning.
+    let file_noun = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "file"
+                | "files"
+                | "dir"
+                | "dirs"
+                | "directory"
+                | "directories"
+                | "folder"
+                | "folders"
+                | "path"
+                | "paths"
+                | "fs"
+                | "notebook"
+        )
+    });
+    let changing = has(&[
+        "write", "edit", "create", "delete", "remove", "move", "rename", "upload", "replace",
+        "append", "insert",
+    ]);
     if shell_word || has(&["run_script", "runscript"]) {
         ToolKind::Exec
-    } else if has(&[
-        "write", "edit", "create", "delete", "remove", "move", "rename", "mkdir", "patch", "upload",
-    ]) {
+    } else if has(&["mkdir", "patch", "write", "edit"])
+        || (changing && (file_noun || words.len() == 1))
+    {
         ToolKind::Write
     } else if has(&[
         "read", "list", "search", "get", "find", "tree", "info", "stat", "view",
@@ -850,6 +876,17 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
             .iter()
             .find_map(|k| params.get(*k).and_then(Value::as_str))
             .map(str::to_ascii_lowercase);
+        // Code for a shell (`sh`, `bash`, `terminal` tools, or a shell
+        // language) is a command line.
+        let shell = lang.as_deref().map_or_else(
+            || {
+                words.iter().any(|w| {
+                    SHELL_WORDS.contains(&w.as_str())
+                        && !matches!(w.as_str(), "exec" | "execute" | "command" | "repl")
+                })
+            },
+            |l| matches!(l, "bash" | "sh" | "shell" | "zsh" | "ksh"),
+        );
         let runner = INTERPRETERS
             .iter()
             .find(|(w, _)| lang.as_deref() == Some(*w) || words.iter().any(|x| x == w))
@@ -867,7 +904,9 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
                     })
                     .then_some("python3 -c")
             });
-        if let Some(runner) = runner {
+        if shell {
+            texts.push(code.to_string());
+        } else if let Some(runner) = runner {
             texts.push(format!("{runner} {}", shell_quote(code)));
         }
     }

@@ -8,10 +8,10 @@
 pub(crate) mod argv;
 mod automata;
 mod branch;
-pub(crate) use branch::DEFAULT_PROTECTED_BRANCHES;
+pub(crate) use branch::{DEFAULT_PROTECTED_BRANCHES, is_protected as is_protected_branch};
 mod exec;
 mod gomod;
-mod remote;
+pub(crate) mod remote;
 mod rules;
 #[cfg(test)]
 mod selftest;

@@ -91,7 +91,7 @@ const METHODS: &[&str] = &[
 /// apart counts as another machine. Of an operand known only at run time
 /// (`dynamic`), only a written-out `scheme://host/` before the first
 /// expansion says where it goes; otherwise it may go anywhere.
-pub(super) fn reaches_another_machine(text: &str, dynamic: bool) -> bool {
+pub(crate) fn reaches_another_machine(text: &str, dynamic: bool) -> bool {
     if dynamic {
         let literal = &text[..text.find(['$', '`']).unwrap_or(text.len())];
         let host_written = literal

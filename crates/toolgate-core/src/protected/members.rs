@@ -208,7 +208,10 @@ pub(super) const PROBES: &[&str] = &[
 /// four or more literal characters (`*.toml`, `tool?ate.db`, `*.token`),
 /// not a bare wildcard (`*`, `*.db`, `?`).
 fn names_a_marker(last: &str) -> bool {
-    last.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']')).count() >= 4
+    last.chars()
+        .filter(|c| !matches!(c, '*' | '?' | '[' | ']'))
+        .count()
+        >= 4
 }
 
 /// Whether `path` has the components `dir` followed by more (`…/d/x`).

@@ -205,6 +205,56 @@ pub(crate) fn production_target(params: &Map<String, Value>) -> bool {
     params.keys().any(|k| words(k)) || param_strings(params, true).into_iter().any(words)
 }
 
+/// Keys under which forge tools name the branch they change (`base` is
+/// left out: a pull request *into* `main` changes nothing yet).
+const BRANCH_KEYS: &[&str] = &[
+    "branch",
+    "ref",
+    "target_branch",
+    "branch_name",
+    "branchName",
+];
+
+/// Words of a tool name that change what they name.
+const CHANGING_WORDS: &[&str] = &[
+    "push", "update", "create", "delete", "write", "commit", "force", "reset", "set", "put",
+    "upload", "remove", "revert", "rebase", "replace",
+];
+
+/// The protected branch a forge tool changes (`push_files` or
+/// `create_or_update_file` with `branch: "main"`, `update_ref` with
+/// `ref: "heads/main"`), and whether it forces.
+pub(crate) fn changes_protected_branch(
+    name_words: &[String],
+    params: &Map<String, Value>,
+    protected: &[String],
+) -> Option<(String, bool)> {
+    if !name_words
+        .iter()
+        .any(|w| CHANGING_WORDS.contains(&w.as_str()))
+    {
+        return None;
+    }
+    let branch = BRANCH_KEYS.iter().find_map(|k| {
+        let v = params.get(*k)?.as_str()?;
+        let name = v.trim_start_matches("refs/").trim_start_matches("heads/");
+        crate::catalogue::is_protected_branch(name, protected).then(|| name.to_string())
+    })?;
+    let forced = params.get("force").and_then(Value::as_bool) == Some(true);
+    Some((branch, forced))
+}
+
+/// The changing HTTP method a fetch-like tool is asked to use
+/// (`{"url": …, "method": "DELETE"}`), upper-cased.
+pub(crate) fn changing_method(params: &Map<String, Value>) -> Option<String> {
+    let m = ["method", "http_method", "verb"]
+        .iter()
+        .find_map(|k| params.get(*k)?.as_str())?
+        .trim()
+        .to_ascii_uppercase();
+    matches!(m.as_str(), "DELETE" | "PUT" | "PATCH").then_some(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,54 +308,4 @@ mod tests {
             serde_json::json!({"database": "app_dev", "q": "products"})
         )));
     }
-}
-
-/// Keys under which forge tools name the branch they change (`base` is
-/// left out: a pull request *into* `main` changes nothing yet).
-const BRANCH_KEYS: &[&str] = &[
-    "branch",
-    "ref",
-    "target_branch",
-    "branch_name",
-    "branchName",
-];
-
-/// Words of a tool name that change what they name.
-const CHANGING_WORDS: &[&str] = &[
-    "push", "update", "create", "delete", "write", "commit", "force", "reset", "set", "put",
-    "upload", "remove", "revert", "rebase", "replace",
-];
-
-/// The protected branch a forge tool changes (`push_files` or
-/// `create_or_update_file` with `branch: "main"`, `update_ref` with
-/// `ref: "heads/main"`), and whether it forces.
-pub(crate) fn changes_protected_branch(
-    name_words: &[String],
-    params: &Map<String, Value>,
-    protected: &[String],
-) -> Option<(String, bool)> {
-    if !name_words
-        .iter()
-        .any(|w| CHANGING_WORDS.contains(&w.as_str()))
-    {
-        return None;
-    }
-    let branch = BRANCH_KEYS.iter().find_map(|k| {
-        let v = params.get(*k)?.as_str()?;
-        let name = v.trim_start_matches("refs/").trim_start_matches("heads/");
-        crate::catalogue::is_protected_branch(name, protected).then(|| name.to_string())
-    })?;
-    let forced = params.get("force").and_then(Value::as_bool) == Some(true);
-    Some((branch, forced))
-}
-
-/// The changing HTTP method a fetch-like tool is asked to use
-/// (`{"url": …, "method": "DELETE"}`), upper-cased.
-pub(crate) fn changing_method(params: &Map<String, Value>) -> Option<String> {
-    let m = ["method", "http_method", "verb"]
-        .iter()
-        .find_map(|k| params.get(*k)?.as_str())?
-        .trim()
-        .to_ascii_uppercase();
-    matches!(m.as_str(), "DELETE" | "PUT" | "PATCH").then_some(m)
 }

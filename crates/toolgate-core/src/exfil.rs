@@ -31,6 +31,8 @@ const SENDS: &[&str] = &[
     "network.copy-to-remote",
     "network.file-on-stdin-to-network",
     "network.code-exfil-env",
+    "network.pipe-to-ssh",
+    "network.send-to-peer",
 ];
 
 /// Network clients: one with an argument known only at run time (a

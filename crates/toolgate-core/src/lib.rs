@@ -12,6 +12,7 @@ pub use toolgate_shell as shell;
 mod approval;
 mod approvers;
 mod audit;
+mod branches;
 mod bypass;
 mod catalogue;
 mod engine;

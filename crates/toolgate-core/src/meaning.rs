@@ -238,7 +238,7 @@ pub(crate) fn changes_protected_branch(
     let branch = BRANCH_KEYS.iter().find_map(|k| {
         let v = params.get(*k)?.as_str()?;
         let name = v.trim_start_matches("refs/").trim_start_matches("heads/");
-        crate::catalogue::is_protected_branch(name, protected).then(|| name.to_string())
+        crate::branches::is_protected(name, protected).then(|| name.to_string())
     })?;
     let forced = params.get("force").and_then(Value::as_bool) == Some(true);
     Some((branch, forced))

@@ -42,7 +42,7 @@ pub(crate) struct Analyzer<'e> {
     /// Function calls analyzed with their arguments so far.
     pub function_calls: usize,
     /// Functions defined so far, waiting to be judged (`functions.rs`).
-    pub defined: Vec<crate::functions::Defined>,
+    pub defined: Vec<crate::scope::Defined>,
     /// The text the last process substitution prints, when known.
     pub procsub_output: Option<String>,
 }

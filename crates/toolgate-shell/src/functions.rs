@@ -5,7 +5,7 @@
 //! sourced file) is still judged.
 
 use super::analyzer::Analyzer;
-use super::scope::Scope;
+use super::scope::{Defined, Scope};
 use super::types::*;
 
 /// Function calls analyzed again with their arguments, per analysis: a
@@ -19,20 +19,6 @@ pub(crate) const MAX_FUNCTION_BODY: usize = 4096;
 
 /// Most bodies analyzed in the final pass (each may define more).
 const MAX_UNCALLED: usize = 64;
-
-/// A function defined in the script, waiting to be judged.
-#[derive(Debug)]
-pub(crate) struct Defined {
-    name: String,
-    body: String,
-    /// The scope where it was defined, marked as inside the function.
-    scope: Scope,
-    /// Every call so far was analyzed with its arguments, and there was one.
-    covered: bool,
-    /// A call was not analyzed (over [`MAX_FUNCTION_CALLS`]): the body is
-    /// judged with unknown arguments too.
-    missed: bool,
-}
 
 /// The `via` entry marking analysis inside function `name` (the fork-bomb
 /// rule looks for it).

@@ -83,3 +83,19 @@ impl Scope {
             .map(|(_, c)| c.as_str())
     }
 }
+
+/// A function defined in the script, waiting to be judged.
+#[derive(Debug)]
+pub(crate) struct Defined {
+    /// The function's name.
+    pub name: String,
+    /// Its body's text (`{ … }`), analyzed at each call.
+    pub body: String,
+    /// The scope where it was defined, marked as inside the function.
+    pub scope: Scope,
+    /// Every call so far was analyzed with its arguments, and there was one.
+    pub covered: bool,
+    /// A call was not analyzed (past the call budget in `functions.rs`):
+    /// the body is judged with unknown arguments too.
+    pub missed: bool,
+}

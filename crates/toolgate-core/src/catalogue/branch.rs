@@ -5,23 +5,8 @@
 //! whose shared branch is `stable` says so once.
 
 use super::rules::BranchUse;
+use crate::branches::is_protected;
 use crate::shell::Word;
-use crate::wildcard::star_match;
-
-/// The branches protected when the policy names none: `*` matches any run
-/// of characters, `/` included; matching ignores ASCII case.
-pub(crate) const DEFAULT_PROTECTED_BRANCHES: &[&str] = &[
-    "main", "master", "trunk", "develop", "release*", "prod*", "staging",
-];
-
-/// Whether `name` (a branch name, `refs/heads/` already removed) is on the
-/// protected list.
-pub(crate) fn is_protected(name: &str, protected: &[String]) -> bool {
-    let name = name.to_ascii_lowercase();
-    protected
-        .iter()
-        .any(|p| star_match(&p.to_ascii_lowercase(), &name))
-}
 
 /// Whether the operands past a rule's `sub` words use a protected branch
 /// the way `how` says. `force` and `delete` are the command's force and
@@ -123,7 +108,7 @@ mod tests {
     use super::*;
 
     fn defaults() -> Vec<String> {
-        DEFAULT_PROTECTED_BRANCHES
+        crate::branches::DEFAULT_PROTECTED_BRANCHES
             .iter()
             .map(|s| s.to_string())
             .collect()

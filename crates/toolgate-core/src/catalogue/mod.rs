@@ -8,7 +8,6 @@
 pub(crate) mod argv;
 mod automata;
 mod branch;
-pub(crate) use branch::{DEFAULT_PROTECTED_BRANCHES, is_protected as is_protected_branch};
 mod exec;
 mod gomod;
 pub(crate) mod remote;

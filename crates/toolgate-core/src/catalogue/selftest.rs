@@ -8,7 +8,7 @@ impl Catalogue {
     /// failure (empty when all hold). `env` is the context examples assume.
     pub(crate) fn self_test(&self, env: &Env) -> Vec<String> {
         let mut failures = Vec::new();
-        let branches: Vec<String> = super::DEFAULT_PROTECTED_BRANCHES
+        let branches: Vec<String> = crate::branches::DEFAULT_PROTECTED_BRANCHES
             .iter()
             .map(|b| b.to_string())
             .collect();

@@ -10,7 +10,7 @@
 
 use super::error::{ErrorKind, PolicyError};
 use super::schema::RawGit;
-use crate::catalogue::DEFAULT_PROTECTED_BRANCHES;
+use crate::branches::DEFAULT_PROTECTED_BRANCHES;
 
 /// The `[git]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -664,8 +664,11 @@ impl Engine {
         // (`/* note */ DROP …` reads as a path too).
         let named_paths = !n.paths.is_empty();
         let tool_name = n.mcp.as_ref().map_or(n.tool.as_str(), |(_, t)| t.as_str());
+        // A path a file tool names is judged as a path; one an unfamiliar
+        // tool names (`delete_secret {path: "secret/prod/db"}`) may be
+        // anything, and the tool's verb still counts.
         if n.kind != ToolKind::Read
-            && !named_paths
+            && (!named_paths || n.kind == ToolKind::Other)
             && let Some(verb) = meaning::destructive_verb(&crate::normalize::name_words(tool_name))
         {
             let reason = format!("{} is a tool whose name says it does `{verb}`", n.tool);

@@ -43,7 +43,7 @@ pub(crate) fn decoded(program: &str, args: &[&str], input: &str) -> Option<Strin
     }
 }
 
-fn from_hex(text: &str) -> Option<String> {
+pub(crate) fn from_hex(text: &str) -> Option<String> {
     let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     if !digits.len().is_multiple_of(2) {
         return None;
@@ -96,7 +96,7 @@ fn expand(set: &str) -> Option<Vec<char>> {
     Some(out)
 }
 
-fn translate(input: &str, from: &str, to: &str) -> Option<String> {
+pub(crate) fn translate(input: &str, from: &str, to: &str) -> Option<String> {
     let (from, to) = (expand(from)?, expand(to)?);
     let last = *to.last()?;
     Some(

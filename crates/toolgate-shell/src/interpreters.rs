@@ -368,9 +368,12 @@ impl Analyzer<'_> {
                 .map(|w| w.text.as_str())
                 .collect::<Vec<_>>()
                 .join("\n");
+            // Encoded literals decoded in place: the code rules see the
+            // paths and commands the code acts on.
+            let readable = crate::code_literals::decoded_in_place(&text);
             cmd.inline_code = Some(InlineCode {
                 language: lang.to_string(),
-                code: text.clone(),
+                code: readable.unwrap_or_else(|| text.clone()),
             });
             let via = format!("{} -c", lang);
             self.push(cmd);

@@ -9,6 +9,7 @@
 
 mod analyzer;
 mod argv;
+mod code_literals;
 mod command;
 mod decoders;
 mod embedded;
@@ -17,6 +18,7 @@ mod fallback;
 mod functions;
 mod inline;
 mod interpreters;
+mod patches;
 mod privilege;
 mod redirect;
 mod remote;

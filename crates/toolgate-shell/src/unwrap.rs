@@ -417,6 +417,7 @@ impl Analyzer<'_> {
                 }
                 self.push(cmd);
             }
+            "apply_patch" | "applypatch" => self.apply_patch(cmd, &args, scope),
             "tee" => {
                 if let Some(text) = scope.stdin_text.clone() {
                     let targets: Vec<Redirect> = args

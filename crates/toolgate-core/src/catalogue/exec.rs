@@ -41,6 +41,7 @@ pub(super) struct CmdView<'a> {
     classified: Vec<Arg<'a>>,
     joined_args: OnceCell<String>,
     joined_operands: OnceCell<String>,
+    args_from_subcommand: OnceCell<Option<String>>,
     /// Operands, option values that are paths, and `--opt=/path` values.
     path_words: OnceCell<Vec<(Word, bool)>>,
     resolved: OnceCell<Vec<Resolved>>,
@@ -62,6 +63,7 @@ impl<'a> CmdView<'a> {
             classified: argv::classify(cmd.args(), opts),
             joined_args: OnceCell::new(),
             joined_operands: OnceCell::new(),
+            args_from_subcommand: OnceCell::new(),
             path_words: OnceCell::new(),
             resolved: OnceCell::new(),
             memo: RefCell::new(Vec::new()),
@@ -77,6 +79,28 @@ impl<'a> CmdView<'a> {
                 .collect::<Vec<_>>()
                 .join(" ")
         })
+    }
+
+    /// The arguments from the first operand on, when options come before
+    /// it (`-C repo checkout .` → `checkout .`); `None` otherwise.
+    fn args_from_subcommand(&self) -> Option<&str> {
+        self.args_from_subcommand
+            .get_or_init(|| {
+                let first = self
+                    .classified
+                    .iter()
+                    .position(|a| matches!(a, Arg::Operand(_)))?;
+                (first > 0).then(|| {
+                    self.classified[first..]
+                        .iter()
+                        .map(|a| match a {
+                            Arg::Operand(w) | Arg::Flag(w) | Arg::Value(w) => w.text.as_str(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+            })
+            .as_deref()
     }
 
     fn joined_operands(&self) -> &str {
@@ -246,11 +270,20 @@ impl Catalogue {
             return None;
         }
         let pattern = |i: Option<u16>| i.map(|i| self.pattern(i));
-        if !regex_pair_holds(
-            pattern(rule.args_regex),
-            pattern(rule.args_not_regex),
-            || view.joined_args(),
-        ) {
+        if let Some(must_not) = pattern(rule.args_not_regex)
+            && must_not.is_match(view.joined_args())
+        {
+            return None;
+        }
+        // A regex anchored at the subcommand (`^apply`) also holds past
+        // global options before it (`terraform -chdir=infra apply`,
+        // `git -C repo checkout .`).
+        if let Some(must) = pattern(rule.args_regex)
+            && !must.is_match(view.joined_args())
+            && !view
+                .args_from_subcommand()
+                .is_some_and(|t| must.is_match(t))
+        {
             return None;
         }
         if !regex_pair_holds(

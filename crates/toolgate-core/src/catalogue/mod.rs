@@ -9,7 +9,9 @@ pub(crate) mod argv;
 mod automata;
 mod branch;
 mod exec;
+mod gate_env;
 mod gomod;
+mod index_env;
 pub(crate) mod remote;
 mod rules;
 #[cfg(test)]
@@ -137,6 +139,8 @@ impl Catalogue {
             .collect();
         out.extend(squat::check(cmd));
         out.extend(gomod::check(cmd));
+        out.extend(index_env::check(cmd));
+        out.extend(gate_env::check(cmd));
         if specific.is_empty() {
             out.extend(program_verb(&cmd.program));
         }

@@ -656,6 +656,10 @@ impl Engine {
             );
             out.push(concern(class, reason, "meaning.protected-branch"));
         }
+        if n.kind != ToolKind::Read && meaning::changes_production(&words, &n.params) {
+            let reason = format!("{} changes a production-looking target", n.tool);
+            out.push(concern(RiskClass::R3, reason, "meaning.production"));
+        }
         if n.kind != ToolKind::Read && words.iter().any(|w| w == "merge") {
             let reason = format!("{} merges on the remote", n.tool);
             out.push(concern(RiskClass::R3, reason, "meaning.merge"));

@@ -31,6 +31,8 @@ const VERBS: &[&str] = &[
     "unregister",
     "erase",
     "flush",
+    "flushdb",
+    "flushall",
     "nuke",
     "deprovision",
     "decommission",
@@ -42,6 +44,8 @@ const VERBS: &[&str] = &[
     "deregister",
     "unpublish",
     "deactivate",
+    "pause",
+    "suspend",
 ];
 
 /// The destructive verb among the words of a name (`purge_cache` →
@@ -242,6 +246,28 @@ pub(crate) fn changes_protected_branch(
     })?;
     let forced = params.get("force").and_then(Value::as_bool) == Some(true);
     Some((branch, forced))
+}
+
+/// Words of a tool name that deploy or change a live system.
+const DEPLOY_WORDS: &[&str] = &[
+    "apply", "deploy", "upgrade", "install", "rollback", "restore", "scale", "patch", "promote",
+    "release", "migrate", "sync", "update", "restart",
+];
+
+/// Whether a tool whose name deploys or changes a live system is aimed at
+/// a production-looking target (`terraform_apply {workspace: "prod"}`).
+pub(crate) fn changes_production(tool_words: &[String], params: &Map<String, Value>) -> bool {
+    let prod = |s: &str| {
+        name_words(s)
+            .into_iter()
+            .any(|w| matches!(w.as_str(), "prod" | "production" | "prd" | "live"))
+    };
+    // Free text (a title, a message) may mention production without
+    // aiming at it: only keys and the other strings count.
+    tool_words
+        .iter()
+        .any(|w| DEPLOY_WORDS.contains(&w.as_str()))
+        && (params.keys().any(|k| prod(k)) || param_strings(params, false).into_iter().any(prod))
 }
 
 /// The changing HTTP method a fetch-like tool is asked to use

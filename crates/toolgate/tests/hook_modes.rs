@@ -10,6 +10,7 @@ use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A fresh directory, removed with everything in it when the returned
@@ -136,7 +137,8 @@ fn hold_waits_for_the_approval_and_then_allows() {
     let dir = dir_tmp.path();
     let data = dir.join("data");
     let policy = dir.join("hold.toml");
-    std::fs::write(&policy, "[hooks]\nhold = \"30s\"\n").unwrap();
+    // Generous: on a loaded machine the approval may take seconds to show.
+    std::fs::write(&policy, "[hooks]\nhold = \"50s\"\n").unwrap();
     let args_owned = [
         "--data-dir".to_string(),
         data.to_string_lossy().into_owned(),
@@ -149,17 +151,31 @@ fn hold_waits_for_the_approval_and_then_allows() {
         "60".into(),
     ];
     let started = Instant::now();
+    let finished: Arc<Mutex<Option<String>>> = Arc::default();
+    let seen = finished.clone();
     let hook = std::thread::spawn(move || {
         let args: Vec<&str> = args_owned.iter().map(String::as_str).collect();
-        run(
+        let out = run(
             &args,
             &[("USER", "agent")],
             &claude("bypassPermissions", ESCALATED),
-        )
+        );
+        *seen.lock().unwrap() = Some(format!(
+            "the hook already answered: {} {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        out
     });
     // The pending approval appears in the shared store, marked as waited on
     // (the UI's "agent waiting"); an operator approves it.
-    let id = wait_for_pending(&data);
+    let id = wait_for_pending(&data, || {
+        finished
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or_else(|| "the hook is still waiting".to_string())
+    });
     let show = |data: &Path, id: &str| {
         let out = run(
             &[
@@ -212,13 +228,15 @@ fn hold_waits_for_the_approval_and_then_allows() {
         show(&data, &id)
     );
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(50),
         "answered when approved, not at the end"
     );
 }
 
-fn wait_for_pending(data: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
+/// The id of the first pending approval in `data`; `hook` says what the
+/// hook did, for the message when none appears.
+fn wait_for_pending(data: &Path, hook: impl Fn() -> String) -> String {
+    let deadline = Instant::now() + Duration::from_secs(40);
     loop {
         let out = run(
             &[
@@ -241,10 +259,11 @@ fn wait_for_pending(data: &Path) -> String {
         }
         assert!(
             Instant::now() < deadline,
-            "no pending approval appeared; the last `approvals list` exited {:?}: {}{}",
+            "no pending approval appeared; the last `approvals list` exited {:?}: {}{}; {}",
             out.status.code(),
             text,
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&out.stderr),
+            hook()
         );
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -57,10 +57,13 @@ fn names_an_index(var: &str) -> bool {
 
 /// The finding for an install whose own environment names another index.
 pub(super) fn check(cmd: &SimpleCommand) -> Option<Finding> {
+    if cmd.assignments.is_empty() {
+        return None;
+    }
     let program = cmd.program.as_str();
     let installer = INSTALLERS.contains(&program)
         || (program.starts_with("python") && cmd.args().first().is_some_and(|w| w.text == "-m"));
-    if !installer || cmd.assignments.is_empty() {
+    if !installer {
         return None;
     }
     let (var, value) = cmd.assignments.iter().find(|(v, _)| names_an_index(v))?;

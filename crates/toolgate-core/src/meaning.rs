@@ -9,50 +9,7 @@ use crate::model::RiskClass;
 use crate::normalize::{name_words, param_strings};
 use serde_json::{Map, Value};
 
-/// Destructive verbs, as words of a name: an MCP tool's (`purge_cache`,
-/// `destroyCluster`) or a program's (`kafka-delete-records.sh`). The verbs
-/// pack (`packs/verbs.toml`) reads the same verbs in subcommands and flags.
-const VERBS: &[&str] = &[
-    "delete",
-    "destroy",
-    "drop",
-    "purge",
-    "remove",
-    "rm",
-    "prune",
-    "terminate",
-    "revoke",
-    "disable",
-    "forget",
-    "wipe",
-    "reset",
-    "truncate",
-    "uninstall",
-    "unregister",
-    "erase",
-    "flush",
-    "flushdb",
-    "flushall",
-    "nuke",
-    "deprovision",
-    "decommission",
-    "expunge",
-    "teardown",
-    "obliterate",
-    "shred",
-    "evict",
-    "deregister",
-    "unpublish",
-    "deactivate",
-    "pause",
-    "suspend",
-];
-
-/// The destructive verb among the words of a name (`purge_cache` →
-/// `purge`), if any.
-pub(crate) fn destructive_verb(words: &[String]) -> Option<&str> {
-    words.iter().map(String::as_str).find(|w| VERBS.contains(w))
-}
+pub(crate) use crate::normalize::destructive_verb;
 
 /// What one SQL text does at worst: its class and a reason, or `None` for
 /// text that is not SQL or only reads and adds.

@@ -101,6 +101,51 @@ pub(crate) fn name_words(tool: &str) -> Vec<String> {
     words
 }
 
+/// Destructive verbs, as words of a name: an MCP tool's (`purge_cache`,
+/// `destroyCluster`) or a program's (`kafka-delete-records.sh`). The verbs
+/// pack (`packs/verbs.toml`) reads the same verbs in subcommands and flags.
+const VERBS: &[&str] = &[
+    "delete",
+    "destroy",
+    "drop",
+    "purge",
+    "remove",
+    "rm",
+    "prune",
+    "terminate",
+    "revoke",
+    "disable",
+    "forget",
+    "wipe",
+    "reset",
+    "truncate",
+    "uninstall",
+    "unregister",
+    "erase",
+    "flush",
+    "flushdb",
+    "flushall",
+    "nuke",
+    "deprovision",
+    "decommission",
+    "expunge",
+    "teardown",
+    "obliterate",
+    "shred",
+    "evict",
+    "deregister",
+    "unpublish",
+    "deactivate",
+    "pause",
+    "suspend",
+];
+
+/// The destructive verb among the words of a name (`purge_cache` →
+/// `purge`), if any.
+pub(crate) fn destructive_verb(words: &[String]) -> Option<&str> {
+    words.iter().map(String::as_str).find(|w| VERBS.contains(w))
+}
+
 /// Whole words that name a shell or a command runner.
 const SHELL_WORDS: &[&str] = &[
     "bash",
@@ -194,6 +239,7 @@ fn mcp_kind(tool: &str) -> ToolKind {
                 | "paths"
                 | "fs"
                 | "notebook"
+                | "tree"
         )
     });
     let changing = has(&[
@@ -206,6 +252,10 @@ fn mcp_kind(tool: &str) -> ToolKind {
         || (changing && (file_noun || words.len() == 1))
     {
         ToolKind::Write
+    } else if changing || destructive_verb(&words).is_some() {
+        // A changing or destructive name is never a read (`purge_cache`,
+        // `create_issue`): judged by its meaning and its arguments.
+        ToolKind::Other
     } else if has(&[
         "read", "list", "search", "get", "find", "tree", "info", "stat", "view",
     ]) {
@@ -614,7 +664,14 @@ pub(crate) fn normalize_unwrapped(
         // Under a path-ish key an unknown tool may do anything to the path:
         // judged as a write (a known kind keeps its own access). A value
         // that merely looks like a path is at least read.
+        // A tool whose name deletes (`delete_tree`, `rmtree`) deletes it.
+        let deletes = [
+            "delete", "remove", "rmtree", "unlink", "trash", "purge", "wipe",
+        ]
+        .iter()
+        .any(|v| tool.to_ascii_lowercase().contains(v));
         let keyed = match kind {
+            ToolKind::Other if deletes => Access::Delete,
             ToolKind::Other => Access::Write,
             _ => paths.first().map_or(Access::Read, |p| p.access),
         };

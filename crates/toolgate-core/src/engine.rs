@@ -11,6 +11,7 @@ use crate::policy::{Policy, Rule, RuleList};
 use crate::posture::Posture;
 use crate::protected::{self, Hit, Protected};
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
+use crate::tool_effects::EffectKind;
 use serde_json::Value;
 
 use crate::meaning;
@@ -529,7 +530,15 @@ impl Engine {
                 findings.push(f);
             }
         }
-        if let Some(f) = self.catalogue.match_action(n.kind, n.action.as_deref()) {
+        // What the tool does, by the server catalogue or its name and
+        // arguments (`crate::tool_effects`), for every MCP or unfamiliar
+        // tool and every message a tool sends.
+        let effects = crate::tool_effects::judge_call(n, self.policy.organization());
+        let understood = effects.effect.as_ref().map(|e| e.kind);
+        // A message judged by its recipients replaces the blanket "sends a
+        // message" rule; any other action of a message tool keeps it.
+        let sends_judged = n.kind == ToolKind::Message && understood.is_some();
+        if !sends_judged && let Some(f) = self.catalogue.match_action(n.kind, n.action.as_deref()) {
             findings.push(f);
         }
         let default_class = match n.kind {
@@ -570,10 +579,33 @@ impl Engine {
             });
             planted = RiskClass::R3;
         }
-        let (meant, meant_class) = self.judge_meaning(n, env);
+        let (meant, meant_class) = self.judge_meaning(n, env, understood);
         concerns.extend(meant);
-        let class = class.max(meant_class).max(planted);
-        if n.kind == ToolKind::Write && n.paths.is_empty() {
+        for j in effects.found {
+            concerns.push(Concern {
+                verdict: j.verdict,
+                class: j.class,
+                layer: Layer::Exec,
+                reason: j.reason,
+                rule: Some(j.rule.to_string()),
+                command: None,
+            });
+        }
+        if let Some(j) = crate::tool_effects::instruction_file_claim(n) {
+            concerns.push(Concern {
+                verdict: j.verdict,
+                class: j.class,
+                layer: Layer::Exec,
+                reason: j.reason,
+                rule: Some(j.rule.to_string()),
+                command: None,
+            });
+        }
+        let class = class.max(meant_class).max(planted).max(effects.class);
+        // A tool read as posting, sending, paying… writes no file: "names
+        // no path" is for file tools only.
+        let file_tool = understood.is_none_or(|k| k == EffectKind::Write);
+        if n.kind == ToolKind::Write && n.paths.is_empty() && file_tool {
             concerns.push(Concern {
                 verdict: Verdict::Escalate,
                 class: RiskClass::R3,
@@ -589,11 +621,13 @@ impl Engine {
         }
         (
             concerns,
-            class.max(if n.kind == ToolKind::Write && n.paths.is_empty() {
-                RiskClass::R3
-            } else {
-                RiskClass::R0
-            }),
+            class.max(
+                if n.kind == ToolKind::Write && n.paths.is_empty() && file_tool {
+                    RiskClass::R3
+                } else {
+                    RiskClass::R0
+                },
+            ),
             clarity,
         )
     }
@@ -603,7 +637,12 @@ impl Engine {
     /// key that is not free text, a name that says it destroys. A file tool
     /// naming its paths is judged by them (a migration's `DROP TABLE` in a
     /// file's content is not run), a message's text is not executed.
-    fn judge_meaning(&self, n: &NormalizedCall, env: &Env) -> (Vec<Concern>, RiskClass) {
+    fn judge_meaning(
+        &self,
+        n: &NormalizedCall,
+        env: &Env,
+        understood: Option<EffectKind>,
+    ) -> (Vec<Concern>, RiskClass) {
         let mut out = Vec::new();
         let unfamiliar = n.mcp.is_some() || n.kind == ToolKind::Other;
         let sends_text = matches!(
@@ -656,11 +695,27 @@ impl Engine {
             );
             out.push(concern(class, reason, "meaning.protected-branch"));
         }
-        if n.kind != ToolKind::Read && meaning::changes_production(&words, &n.params) {
+        // A ticket, a message or a read that mentions production does not
+        // change it.
+        let may_change_systems = understood.is_none_or(|k| {
+            matches!(
+                k,
+                EffectKind::Infra | EffectKind::Delete | EffectKind::Run | EffectKind::Grant
+            )
+        });
+        if n.kind != ToolKind::Read
+            && may_change_systems
+            && meaning::changes_production(&words, &n.params)
+        {
             let reason = format!("{} changes a production-looking target", n.tool);
             out.push(concern(RiskClass::R3, reason, "meaning.production"));
         }
-        if n.kind != ToolKind::Read && words.iter().any(|w| w == "merge") {
+        if n.kind != ToolKind::Read
+            && words.iter().any(|w| w == "merge")
+            && !words
+                .iter()
+                .any(|w| matches!(w.as_str(), "create" | "open" | "update" | "list" | "get"))
+        {
             let reason = format!("{} merges on the remote", n.tool);
             out.push(concern(RiskClass::R3, reason, "meaning.merge"));
         }
@@ -671,7 +726,9 @@ impl Engine {
         // A path a file tool names is judged as a path; one an unfamiliar
         // tool names (`delete_secret {path: "secret/prod/db"}`) may be
         // anything, and the tool's verb still counts.
+        // The effect reading judges what it understood, deletes included.
         if n.kind != ToolKind::Read
+            && understood.is_none()
             && (!named_paths || n.kind == ToolKind::Other)
             && let Some(verb) = meaning::destructive_verb(&crate::normalize::name_words(tool_name))
         {
@@ -680,7 +737,15 @@ impl Engine {
         }
         let all = crate::normalize::param_strings(&n.params, true);
         // A file tool's SQL is content it writes (a migration), not run.
-        let runs_sql = !(named_paths && n.kind == ToolKind::Write);
+        // Nor is SQL in a message, a ticket or a memory: only what a tool
+        // runs or queries.
+        let runs_sql = !(named_paths && n.kind == ToolKind::Write)
+            && understood.is_none_or(|k| {
+                matches!(
+                    k,
+                    EffectKind::Run | EffectKind::Read | EffectKind::Delete | EffectKind::Infra
+                )
+            });
         let sql: Vec<_> = all
             .iter()
             .filter(|_| runs_sql)

@@ -35,6 +35,7 @@ mod protocol;
 mod redact;
 mod shown;
 mod time;
+mod tool_effects;
 mod tool_kind;
 mod url;
 mod wildcard;
@@ -60,8 +61,8 @@ pub use input::{MAX_JSON_DEPTH, parse_json, tool_call};
 pub use model::{ApprovalRef, Decision, Layer, Requester, RiskClass, ToolCall, Verdict};
 pub use normalize::{NormalizedCall, ToolKind, kind_of, normalize, split_mcp, unwrap_bridges};
 pub use policy::{
-    ApprovalRule, ApprovalSettings, ErrorKind, GitSettings, HookSettings, ModelStage, Policy,
-    PolicyError, RouteTarget, Routing, RoutingMode, Rule, RuleList,
+    ApprovalRule, ApprovalSettings, ErrorKind, GitSettings, HookSettings, ModelStage, Organization,
+    Policy, PolicyError, RouteTarget, Routing, RoutingMode, Rule, RuleList,
 };
 pub use posture::{Posture, Signals, detect};
 pub use profile::{Profile, ProfileError};

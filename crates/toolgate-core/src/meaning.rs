@@ -17,7 +17,7 @@ pub(crate) fn sql(text: &str) -> Option<(RiskClass, String)> {
     // Most strings name none of the statements that change anything:
     // answered without splitting or copying them.
     let changes = text
-        .split(|c: char| !c.is_ascii_alphabetic())
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| CHANGING.iter().any(|k| w.eq_ignore_ascii_case(k)));
     if !changes {
         return None;
@@ -36,7 +36,41 @@ pub(crate) fn sql(text: &str) -> Option<(RiskClass, String)> {
 
 /// The first words of the statements [`statement`] reports.
 const CHANGING: &[&str] = &[
-    "drop", "truncate", "alter", "rename", "delete", "update", "grant", "revoke", "create", "with",
+    "drop",
+    "truncate",
+    "alter",
+    "rename",
+    "delete",
+    "update",
+    "grant",
+    "revoke",
+    "create",
+    "with",
+    "copy",
+    "explain",
+    "outfile",
+    "dumpfile",
+    "do",
+    "load",
+    "vacuum",
+    "program",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "dblink",
+    "dblink_exec",
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_dir",
+    "lo_import",
+    "lo_export",
+    "pg_reload_conf",
+    "set_config",
+    "load_file",
+    "xp_cmdshell",
+    "sys_exec",
+    "sys_eval",
+    "pg_stat_file",
+    "query_to_xml",
 ];
 
 /// The statements of a batch, split at `;` outside quotes, comments
@@ -97,7 +131,167 @@ fn statement(s: &str) -> Option<(RiskClass, String)> {
     let words: Vec<&str> = s.split(' ').collect();
     let first = *words.first()?;
     let has = |w: &str| words.contains(&w);
+    // `EXPLAIN ANALYZE` runs the statement it explains.
+    if first == "EXPLAIN" && (has("ANALYZE") || has("ANALYSE")) {
+        let rest: Vec<&str> = words
+            .iter()
+            .skip(1)
+            .skip_while(|w| {
+                matches!(
+                    **w,
+                    "ANALYZE"
+                        | "ANALYSE"
+                        | "VERBOSE"
+                        | "BUFFERS"
+                        | "COSTS"
+                        | "TRUE"
+                        | "FALSE"
+                        | "ON"
+                        | "OFF"
+                        | "FORMAT"
+                        | "JSON"
+                        | "TEXT"
+                )
+            })
+            .copied()
+            .collect();
+        let inner = rest.join(" ");
+        if let Some(found) = statement(&inner) {
+            return Some(found);
+        }
+        return matches!(
+            rest.first(),
+            Some(&"DELETE" | &"UPDATE" | &"INSERT" | &"MERGE")
+        )
+        .then(|| {
+            (
+                RiskClass::R3,
+                "changes data while explaining it (EXPLAIN ANALYZE runs the statement)".to_string(),
+            )
+        });
+    }
+    // Functions and clauses that act outside the query: run a program,
+    // read or write the server's files, reach another server, end sessions.
+    const SIDE_EFFECTS: &[(&str, RiskClass, &str)] = &[
+        (
+            "XP_CMDSHELL",
+            RiskClass::R4,
+            "runs a shell command on the database server",
+        ),
+        (
+            "SYS_EXEC",
+            RiskClass::R4,
+            "runs a shell command on the database server",
+        ),
+        (
+            "SYS_EVAL",
+            RiskClass::R4,
+            "runs a shell command on the database server",
+        ),
+        (
+            "DBLINK",
+            RiskClass::R3,
+            "runs a query on another database server (dblink)",
+        ),
+        (
+            "DBLINK_EXEC",
+            RiskClass::R3,
+            "runs a statement on another database server (dblink_exec)",
+        ),
+        (
+            "PG_TERMINATE_BACKEND",
+            RiskClass::R3,
+            "ends other database sessions",
+        ),
+        (
+            "PG_CANCEL_BACKEND",
+            RiskClass::R3,
+            "cancels other sessions' queries",
+        ),
+        (
+            "PG_READ_FILE",
+            RiskClass::R3,
+            "reads a file of the database server",
+        ),
+        (
+            "PG_READ_BINARY_FILE",
+            RiskClass::R3,
+            "reads a file of the database server",
+        ),
+        (
+            "PG_LS_DIR",
+            RiskClass::R3,
+            "lists the database server's directories",
+        ),
+        (
+            "PG_STAT_FILE",
+            RiskClass::R3,
+            "reads the database server's files",
+        ),
+        (
+            "LO_IMPORT",
+            RiskClass::R3,
+            "reads a file of the database server",
+        ),
+        (
+            "LO_EXPORT",
+            RiskClass::R3,
+            "writes a file on the database server",
+        ),
+        (
+            "OUTFILE",
+            RiskClass::R3,
+            "writes a file on the database server (INTO OUTFILE)",
+        ),
+        (
+            "DUMPFILE",
+            RiskClass::R3,
+            "writes a file on the database server (INTO DUMPFILE)",
+        ),
+        (
+            "LOAD_FILE",
+            RiskClass::R3,
+            "reads a file of the database server",
+        ),
+        (
+            "PG_RELOAD_CONF",
+            RiskClass::R3,
+            "reloads the database server's configuration",
+        ),
+        ("SET_CONFIG", RiskClass::R3, "changes a server setting"),
+    ];
+    if first == "COPY" && has("PROGRAM") {
+        return Some((
+            RiskClass::R4,
+            "runs a program on the database server (COPY … PROGRAM)".to_string(),
+        ));
+    }
+    if let Some((_, class, what)) = SIDE_EFFECTS.iter().find(|(w, _, _)| has(w)) {
+        return Some((*class, what.to_string()));
+    }
     match first {
+        "COPY" if has("FROM") => Some((
+            RiskClass::R3,
+            "loads data into a table (COPY FROM)".to_string(),
+        )),
+        "DO" if has("$$") || has("LANGUAGE") => {
+            Some((RiskClass::R3, "runs server-side code (DO)".to_string()))
+        }
+        "LOAD" if has("INFILE") || has("EXTENSION") => Some((
+            RiskClass::R3,
+            "loads a file or library into the server".to_string(),
+        )),
+        "VACUUM" if has("FULL") => Some((
+            RiskClass::R3,
+            "rewrites tables under an exclusive lock (VACUUM FULL)".to_string(),
+        )),
+        "CREATE" if has("FUNCTION") || has("PROCEDURE") || has("TRIGGER") || has("EXTENSION") => {
+            Some((RiskClass::R3, "creates server-side code".to_string()))
+        }
+        "ALTER" if has("SYSTEM") => Some((
+            RiskClass::R3,
+            "changes the server's configuration (ALTER SYSTEM)".to_string(),
+        )),
         "DROP" => Some((RiskClass::R4, format!("drops {}", object(&words)))),
         "TRUNCATE" => Some((RiskClass::R4, "empties a table (TRUNCATE)".to_string())),
         "ALTER" if has("DROP") => Some((RiskClass::R4, "drops part of a table's schema".into())),
@@ -194,6 +388,12 @@ pub(crate) fn changes_protected_branch(
         .iter()
         .any(|w| CHANGING_WORDS.contains(&w.as_str()))
     {
+        return None;
+    }
+    // Opening a pull or merge request into `main`, or a branch from it,
+    // changes no shared branch yet (a merge is judged as one).
+    let has = |w: &str| name_words.iter().any(|n| n == w);
+    if has("request") || has("pr") || (has("create") && has("branch")) {
         return None;
     }
     let branch = BRANCH_KEYS.iter().find_map(|k| {

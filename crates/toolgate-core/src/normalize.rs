@@ -15,8 +15,33 @@ pub use crate::tool_kind::{ToolKind, split_mcp};
 /// Maps a tool name from any runtime (or from a policy rule) to its kind.
 /// MCP tools (`mcp__server__tool`) are classified by the tool part's verb.
 pub fn kind_of(tool: &str) -> ToolKind {
-    if let Some((_, t)) = split_mcp(tool) {
-        return mcp_kind(t);
+    if let Some((server, t)) = split_mcp(tool) {
+        // A database server's `execute_command` runs a query language,
+        // not a shell: judged by what that text does (`crate::tool_effects`).
+        let database = name_words(server).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "redis"
+                    | "valkey"
+                    | "memcached"
+                    | "mongo"
+                    | "mongodb"
+                    | "postgres"
+                    | "pg"
+                    | "mysql"
+                    | "sql"
+                    | "sqlite"
+                    | "db"
+                    | "database"
+                    | "neo4j"
+                    | "clickhouse"
+                    | "elasticsearch"
+            )
+        });
+        return match mcp_kind(t) {
+            ToolKind::Exec if database => ToolKind::Other,
+            kind => kind,
+        };
     }
     // Each runtime's own tool names live in its module (`crate::hooks`);
     // the list below is the generic vocabulary (OpenClaw, MCP-style names).
@@ -216,9 +241,12 @@ fn mcp_kind(tool: &str) -> ToolKind {
     // Shell names only as whole words: `sh` is in `push`, `exec` in
     // `list_executions`, `command` in `list_commands`.
     let shell_word = words.iter().any(|w| SHELL_WORDS.contains(&w.as_str()))
-        && !words
-            .iter()
-            .any(|w| matches!(w.as_str(), "list" | "get" | "search" | "history"));
+        && !words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "list" | "get" | "search" | "history" | "sql" | "query" | "cypher" | "graphql"
+            )
+        });
     // A file tool by a writing verb (`write_file`, `edit`, `apply_patch`;
     // held when it names no path), or by another changing verb on a
     // file-system noun (`create_directory`, `delete_file`): `create_issue`
@@ -925,6 +953,10 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
         "cell",
         "cell_source",
         "program",
+        "python_code",
+        "js_code",
+        "javascript_code",
+        "script",
     ]
     .iter()
     .find_map(|k| params.get(*k).and_then(Value::as_str));
@@ -946,7 +978,11 @@ fn exec_commands(tool: &str, params: &Map<String, Value>) -> (Vec<String>, Optio
         );
         let runner = INTERPRETERS
             .iter()
-            .find(|(w, _)| lang.as_deref() == Some(*w) || words.iter().any(|x| x == w))
+            .find(|(w, _)| {
+                lang.as_deref()
+                    .is_some_and(|l| l == *w || (*w == "node" && matches!(l, "typescript" | "ts")))
+                    || words.iter().any(|x| x == w)
+            })
             .map(|(_, r)| *r)
             .or_else(|| {
                 // Named for running code, in no language it says: Python,

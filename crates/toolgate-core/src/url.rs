@@ -290,7 +290,7 @@ pub(crate) fn parse_ipv4(host: &str) -> Option<String> {
     ))
 }
 
-fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
+pub(crate) fn percent_decode(s: &str) -> Option<Cow<'_, str>> {
     if !s.contains('%') {
         return Some(Cow::Borrowed(s));
     }

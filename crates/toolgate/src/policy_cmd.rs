@@ -59,6 +59,14 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
     for w in unknown_tools(engine.policy()) {
         eprintln!("{}: warning: {w}", file.display());
     }
+    if !engine.policy().organization().configured {
+        eprintln!(
+            "{}: note: no [organization] section, so no recipient counts as inside: every message, \
+             invitation or share to anyone waits for approval. Name your email domains, \
+             code-hosting owners and private channels (docs/tool-effects.md).",
+            file.display()
+        );
+    }
     let env = load.judging_env();
     let failures = engine.run_policy_tests(&env);
     let total = engine.policy().tests().len();

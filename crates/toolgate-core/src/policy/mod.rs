@@ -30,6 +30,10 @@
 //! allow_is_final = false           # toolgate's allow also skips the runtime's own checks
 //! [git]
 //! protected_branches = ["main", "release*"]  # replaces the default list (git.rs)
+//! [organization]
+//! domains = ["acme.com"]           # who is inside (organization.rs)
+//! code_orgs = ["acme"]
+//! private_channels = ["#dev-team"]
 //! [[test]]
 //! call = { tool = "exec", params = { command = "ls && rm -rf ~" } }
 //! expect = "block"
@@ -45,6 +49,7 @@ mod exec;
 mod git;
 mod hooks;
 mod knowledge;
+mod organization;
 mod path;
 mod routing;
 mod rule;
@@ -58,6 +63,7 @@ pub use approvals::{ApprovalRule, ApprovalSettings, ModelStage};
 pub use error::{ErrorKind, PolicyError};
 pub use git::GitSettings;
 pub use hooks::HookSettings;
+pub use organization::Organization;
 pub use routing::{RouteTarget, Routing, RoutingMode};
 pub use rule::Rule;
 
@@ -160,6 +166,7 @@ pub struct Policy {
     knowledge: std::sync::Arc<KnowledgeSettings>,
     hooks: HookSettings,
     git: GitSettings,
+    organization: Organization,
     profile_path: Option<String>,
     profile: Option<std::sync::Arc<crate::profile::Profile>>,
     tests: Vec<PolicyTest>,
@@ -181,6 +188,7 @@ impl Default for Policy {
             knowledge: Default::default(),
             hooks: HookSettings::default(),
             git: GitSettings::default(),
+            organization: Organization::default(),
             profile_path: None,
             profile: None,
             tests: Vec::new(),
@@ -274,6 +282,7 @@ impl Policy {
         let knowledge = knowledge::parse_knowledge(raw.knowledge, src, origin)?.into();
         let hooks = hooks::parse_hooks(raw.hooks, src, origin)?;
         let git = git::parse_git(raw.git, src, origin)?;
+        let organization = organization::parse_organization(raw.organization, src, origin)?;
         let profile_path = match raw.profile {
             None => None,
             Some(p) if p.get_ref().trim().is_empty() || p.get_ref().contains('\0') => {
@@ -307,6 +316,7 @@ impl Policy {
             knowledge,
             hooks,
             git,
+            organization,
             profile_path,
             profile: None,
             tests,
@@ -357,6 +367,12 @@ impl Policy {
     /// The `[git]` settings (defaults when the section is absent).
     pub fn git(&self) -> &GitSettings {
         &self.git
+    }
+
+    /// The `[organization]` settings: who is inside (nobody when the section
+    /// is absent).
+    pub fn organization(&self) -> &Organization {
+        &self.organization
     }
 
     /// The `[knowledge]` settings (defaults when the section is absent).

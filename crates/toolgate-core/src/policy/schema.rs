@@ -15,6 +15,7 @@ pub(super) struct RawPolicy {
     pub(super) knowledge: Option<RawKnowledge>,
     pub(super) hooks: Option<RawHooks>,
     pub(super) git: Option<RawGit>,
+    pub(super) organization: Option<RawOrganization>,
     pub(super) profile: Option<Spanned<String>>,
     #[serde(default, rename = "test")]
     pub(super) tests: Vec<Spanned<RawTest>>,
@@ -199,4 +200,15 @@ pub(super) struct RawHooks {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGit {
     pub(super) protected_branches: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOrganization {
+    pub(super) domains: Option<Vec<Spanned<String>>>,
+    pub(super) code_orgs: Option<Vec<Spanned<String>>>,
+    pub(super) private_channels: Option<Vec<Spanned<String>>>,
+    pub(super) chat_workspaces: Option<Vec<Spanned<String>>>,
+    pub(super) cloud_accounts: Option<Vec<Spanned<String>>>,
+    pub(super) production: Option<Vec<Spanned<String>>>,
 }

@@ -164,3 +164,30 @@ fn contains_marker(s: &str) -> bool {
         rest.find(']').is_some_and(|j| is_marker(&rest[..=j]))
     })
 }
+
+/// The well-known credential formats in `text` (`github-token`,
+/// `aws-access-key-id`, `private-key`, …), wherever they stand.
+pub(crate) fn token_kinds(text: &str) -> Vec<&'static str> {
+    scan::token_kinds(text)
+}
+
+/// The kinds of secret-shaped text in `text` (`github-token`,
+/// `private-key`, `password`, …), as [`redact_text`] would label them, in
+/// the order found; empty when it holds none. Text that is already a marker
+/// counts as nothing.
+pub(crate) fn secret_kinds(text: &str) -> Vec<String> {
+    let Cow::Owned(done) = redact_text(text) else {
+        return Vec::new();
+    };
+    let before = text.matches(MARK_PREFIX).count();
+    let mut kinds: Vec<String> = done
+        .match_indices("[REDACTED:")
+        .filter_map(|(i, m)| {
+            let rest = &done[i + m.len()..];
+            rest.find(']').map(|j| rest[..j].to_string())
+        })
+        .collect();
+    // Markers the text already carried were not found here.
+    kinds.drain(..before.min(kinds.len()));
+    kinds
+}

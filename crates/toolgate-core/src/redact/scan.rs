@@ -528,6 +528,32 @@ fn value_end(text: &str, from: usize, quote: Option<u8>) -> (usize, usize) {
     (bytes.len(), bytes.len())
 }
 
+/// The token formats alone (no named values), unanchored.
+static TOKENS_ANYWHERE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&token_alternatives()).expect("the token regex compiles"));
+
+/// The kinds of the well-known credential formats in `text` (a private-key
+/// block, an AWS key id, a GitHub, Slack, Stripe, Google, OpenAI or
+/// Anthropic token, a JWT), whatever name they are assigned to.
+pub(super) fn token_kinds(text: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for caps in TOKENS_ANYWHERE.captures_iter(text) {
+        let kind = if caps.name("pem").is_some() {
+            "private-key"
+        } else if caps.name("openai").is_some() {
+            "openai-key"
+        } else if let Some((_, kind)) = TOKENS.iter().find(|(g, _)| caps.name(g).is_some()) {
+            kind
+        } else {
+            continue;
+        };
+        if !out.contains(&kind) {
+            out.push(kind);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod prefilter_tests {
     use super::*;

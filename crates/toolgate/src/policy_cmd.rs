@@ -59,8 +59,9 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
     for w in unknown_tools(engine.policy()) {
         eprintln!("{}: warning: {w}", file.display());
     }
+    // A note, not a warning: stdout, beside the summary.
     if !engine.policy().organization().configured {
-        eprintln!(
+        println!(
             "{}: note: no [organization] section, so no recipient counts as inside: every message, \
              invitation or share to anyone waits for approval. Name your email domains, \
              code-hosting owners and private channels (docs/tool-effects.md).",

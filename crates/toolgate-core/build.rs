@@ -1,4 +1,5 @@
-//! Builds the catalogue from `packs/*.toml` at compile time (see the
+//! Builds the catalogue from `packs/*.toml`, and the MCP server catalogue
+//! from `packs/servers/mcp.toml`, at compile time (see the
 //! `toolgate-packs` crate): a pack that is wrong fails the build with its
 //! file and line, and the binary carries the rule tables and automata ready
 //! to use, so no process parses or compiles a pack.
@@ -46,5 +47,12 @@ fn main() {
         }
     };
     write("catalogue.rs", built.rust.as_bytes());
+    match toolgate_packs::servers::build(&dir.join("servers/mcp.toml")) {
+        Ok(rust) => write("servers.rs", rust.as_bytes()),
+        Err(e) => {
+            println!("cargo::error=server catalogue: {e}");
+            std::process::exit(1);
+        }
+    }
     write("automata.bin", &built.automata);
 }

@@ -432,6 +432,22 @@ impl Engine {
             let env = env.with_cwd(&cwd);
             for command in std::iter::once(first).chain(n.alt_commands.iter().map(String::as_str)) {
                 let (more, c, k) = self.judge_shell(&n.analyses.get(command, &env), &env);
+                // Text written into the agent's instructions that claims
+                // standing approval is blocked by every analyzer alike.
+                if let Some(j) = crate::tool_effects::instructions_written(
+                    more.iter().filter_map(|c| c.rule.as_deref()),
+                    command,
+                ) {
+                    class = class.max(j.class);
+                    concerns.push(Concern {
+                        verdict: j.verdict,
+                        class: j.class,
+                        layer: Layer::Exec,
+                        reason: j.reason,
+                        rule: Some(j.rule.to_string()),
+                        command: Some(command.to_string()),
+                    });
+                }
                 concerns.extend(more);
                 class = class.max(c);
                 clarity = clarity.max(k);
@@ -533,7 +549,11 @@ impl Engine {
         // What the tool does, by the server catalogue or its name and
         // arguments (`crate::tool_effects`), for every MCP or unfamiliar
         // tool and every message a tool sends.
-        let effects = crate::tool_effects::judge_call(n, self.policy.organization());
+        let effects = crate::tool_effects::judge_call(
+            n,
+            self.policy.organization(),
+            &self.policy.git().protected_branches,
+        );
         let understood = effects.effect.as_ref().map(|e| e.kind);
         // A message judged by its recipients replaces the blanket "sends a
         // message" rule; any other action of a message tool keeps it.
@@ -581,31 +601,34 @@ impl Engine {
         }
         let (meant, meant_class) = self.judge_meaning(n, env, understood);
         concerns.extend(meant);
-        for j in effects.found {
-            concerns.push(Concern {
-                verdict: j.verdict,
-                class: j.class,
-                layer: Layer::Exec,
-                reason: j.reason,
-                rule: Some(j.rule.to_string()),
-                command: None,
-            });
-        }
-        if let Some(j) = crate::tool_effects::instruction_file_claim(n) {
-            concerns.push(Concern {
-                verdict: j.verdict,
-                class: j.class,
-                layer: Layer::Exec,
-                reason: j.reason,
-                rule: Some(j.rule.to_string()),
-                command: None,
-            });
-        }
+        concerns.extend(effects.found.into_iter().map(|j| Concern {
+            verdict: j.verdict,
+            class: j.class,
+            layer: Layer::Exec,
+            reason: j.reason,
+            rule: Some(j.rule.to_string()),
+            command: None,
+        }));
         let class = class.max(meant_class).max(planted).max(effects.class);
-        // A tool read as posting, sending, paying… writes no file: "names
-        // no path" is for file tools only.
-        let file_tool = understood.is_none_or(|k| k == EffectKind::Write);
-        if n.kind == ToolKind::Write && n.paths.is_empty() && file_tool {
+        // A tool read as posting, sending, paying or running a query (its
+        // text judged as such) writes no file: "names no path" is for every
+        // other tool its name calls a writer (`patch_file` with its path
+        // under a key toolgate does not know).
+        let no_path = n.kind == ToolKind::Write
+            && n.paths.is_empty()
+            && !understood.is_some_and(|k| {
+                matches!(
+                    k,
+                    EffectKind::Post
+                        | EffectKind::Send
+                        | EffectKind::Publish
+                        | EffectKind::Grant
+                        | EffectKind::Pay
+                        | EffectKind::Remember
+                        | EffectKind::Run
+                )
+            });
+        if no_path {
             concerns.push(Concern {
                 verdict: Verdict::Escalate,
                 class: RiskClass::R3,
@@ -621,13 +644,11 @@ impl Engine {
         }
         (
             concerns,
-            class.max(
-                if n.kind == ToolKind::Write && n.paths.is_empty() && file_tool {
-                    RiskClass::R3
-                } else {
-                    RiskClass::R0
-                },
-            ),
+            class.max(if no_path {
+                RiskClass::R3
+            } else {
+                RiskClass::R0
+            }),
             clarity,
         )
     }
@@ -700,7 +721,11 @@ impl Engine {
         let may_change_systems = understood.is_none_or(|k| {
             matches!(
                 k,
-                EffectKind::Infra | EffectKind::Delete | EffectKind::Run | EffectKind::Grant
+                EffectKind::Infra
+                    | EffectKind::Delete
+                    | EffectKind::Run
+                    | EffectKind::Grant
+                    | EffectKind::Write
             )
         });
         if n.kind != ToolKind::Read
@@ -726,9 +751,11 @@ impl Engine {
         // A path a file tool names is judged as a path; one an unfamiliar
         // tool names (`delete_secret {path: "secret/prod/db"}`) may be
         // anything, and the tool's verb still counts.
-        // The effect reading judges what it understood, deletes included.
+        // A delete the effect reading judged is judged there (a topic
+        // branch may go); a destructive name read as anything else still
+        // counts here.
         if n.kind != ToolKind::Read
-            && understood.is_none()
+            && understood != Some(EffectKind::Delete)
             && (!named_paths || n.kind == ToolKind::Other)
             && let Some(verb) = meaning::destructive_verb(&crate::normalize::name_words(tool_name))
         {
@@ -737,16 +764,21 @@ impl Engine {
         }
         let all = crate::normalize::param_strings(&n.params, true);
         // A file tool's SQL is content it writes (a migration), not run.
-        // Nor is SQL in a message, a ticket or a memory: only what a tool
-        // runs or queries.
-        let runs_sql = !(named_paths && n.kind == ToolKind::Write)
-            && understood.is_none_or(|k| {
-                matches!(
-                    k,
-                    EffectKind::Run | EffectKind::Read | EffectKind::Delete | EffectKind::Infra
-                )
-            });
-        let sql: Vec<_> = all
+        // Nor is SQL in the prose of a message, a ticket or a memory: for
+        // those only the other keys (`sql`, `query`, `statement`) count.
+        let runs_sql = !(named_paths && n.kind == ToolKind::Write);
+        let prose_runs = understood.is_none_or(|k| {
+            matches!(
+                k,
+                EffectKind::Run | EffectKind::Read | EffectKind::Delete | EffectKind::Infra
+            )
+        });
+        let texts = if prose_runs {
+            all
+        } else {
+            crate::normalize::param_strings(&n.params, false)
+        };
+        let sql: Vec<_> = texts
             .iter()
             .filter(|_| runs_sql)
             .filter_map(|s| meaning::sql(s))

@@ -38,8 +38,13 @@ pub fn kind_of(tool: &str) -> ToolKind {
                     | "elasticsearch"
             )
         });
+        // A tool that names a shell outright (`run_bash`) stays one.
+        let names_shell = name_words(t).iter().any(|w| {
+            SHELL_WORDS.contains(&w.as_str())
+                && !matches!(w.as_str(), "exec" | "execute" | "command" | "repl")
+        });
         return match mcp_kind(t) {
-            ToolKind::Exec if database => ToolKind::Other,
+            ToolKind::Exec if database && !names_shell => ToolKind::Other,
             kind => kind,
         };
     }

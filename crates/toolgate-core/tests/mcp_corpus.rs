@@ -33,7 +33,7 @@ const FAMILIES: &[&str] = &[
 ];
 
 /// The most lines that may be marked `known_miss`.
-const MAX_KNOWN_MISSES: usize = 30;
+const MAX_KNOWN_MISSES: usize = 25;
 
 fn corpus_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/mcp")
@@ -163,8 +163,8 @@ fn without_the_organization_section_no_recipient_is_inside() {
             serde_json::json!({"to": ["bob@acme.com"], "subject": "x", "body": "y"}),
         ),
         (
-            "mcp__stripe__create_refund",
-            serde_json::json!({"payment_intent": "pi_1", "amount": 100, "livemode": false}),
+            "mcp__stripe-test__create_refund",
+            serde_json::json!({"payment_intent": "pi_1", "amount": 100}),
         ),
         ("mcp__stripe__list_charges", serde_json::json!({"limit": 3})),
         (

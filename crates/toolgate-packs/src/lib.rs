@@ -25,6 +25,7 @@ mod codegen;
 mod compile;
 mod load;
 pub mod model;
+pub mod servers;
 
 pub use compile::{
     Compiled, CompiledSet, Exec, Header, PathRule, Pattern, Rule, SetRef, fences, path_set,

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A fake Stripe-like payments MCP server for run.sh (stdio). --mode says
-which account it stands for (live or test); a call's `livemode` argument,
-when given, overrides it. No money moves; every call is logged (--log)."""
+which account it stands for (live or test), as the secret key a real
+server is started with does; a call's `livemode` argument is accepted and
+changes nothing, as it would not at Stripe, so an agent cannot turn a live
+refund into a test one by adding it. No money moves; every call is logged
+(--log)."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ def create_refund(
     payment_intent: str, amount: int, reason: str | None = None, livemode: bool | None = None
 ) -> dict[str, Any]:
     """Refund (part of) a payment: `amount` in the smallest currency unit."""
-    live = (args.mode == "live") if livemode is None else livemode
+    live = args.mode == "live"
     return {
         "fake": "payments",
         "id": "re_fake_0001",

@@ -172,22 +172,32 @@ pub(crate) fn token_kinds(text: &str) -> Vec<&'static str> {
 }
 
 /// The kinds of secret-shaped text in `text` (`github-token`,
-/// `private-key`, `password`, …), as [`redact_text`] would label them, in
-/// the order found; empty when it holds none. Text that is already a marker
-/// counts as nothing.
+/// `private-key`, `password`, …), as [`redact_text`] would label them;
+/// empty when it holds none. Markers the text already carried are not
+/// counted.
 pub(crate) fn secret_kinds(text: &str) -> Vec<String> {
     let Cow::Owned(done) = redact_text(text) else {
         return Vec::new();
     };
-    let before = text.matches(MARK_PREFIX).count();
-    let mut kinds: Vec<String> = done
-        .match_indices("[REDACTED:")
-        .filter_map(|(i, m)| {
-            let rest = &done[i + m.len()..];
-            rest.find(']').map(|j| rest[..j].to_string())
-        })
-        .collect();
-    // Markers the text already carried were not found here.
-    kinds.drain(..before.min(kinds.len()));
+    let mut before = marker_kinds(text);
+    let mut kinds = Vec::new();
+    for kind in marker_kinds(&done) {
+        match before.iter().position(|k| *k == kind) {
+            Some(i) => {
+                before.swap_remove(i);
+            }
+            None => kinds.push(kind.to_string()),
+        }
+    }
     kinds
+}
+
+/// The kinds named by the `[REDACTED:<kind>]` markers in a text, in order.
+fn marker_kinds(text: &str) -> Vec<&str> {
+    text.match_indices("[REDACTED:")
+        .filter_map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            rest.find(']').map(|j| &rest[..j])
+        })
+        .collect()
 }

@@ -1,121 +1,59 @@
 //! The catalogue of MCP servers agents use, described by data
 //! (`crates/toolgate-core/packs/servers/mcp.toml`): for each server, the
 //! names it is configured under and the effect of each of its tools, with
-//! examples and counter-examples the tests judge. Read once, on the first
-//! tool call that needs it.
+//! examples and counter-examples the tests judge. Checked and compiled into
+//! statics at build time (`toolgate_packs::servers`), so nothing is parsed
+//! when a call is judged.
 
 use super::{Effect, EffectKind};
-use serde::Deserialize;
-use std::sync::LazyLock;
-
-/// The catalogue's text, embedded.
-pub(super) const SOURCE: &str = include_str!("../../packs/servers/mcp.toml");
 
 /// One server of the catalogue.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "title, family and examples are for tests and docs"
-    )
-)]
 pub(super) struct Server {
     /// Short id, the `via` of the effects it describes (`stripe`).
-    pub(super) id: String,
-    /// What it is, for people (`Stripe (stripe/agent-toolkit)`).
-    pub(super) title: String,
-    /// The family its corpus lives in (`payments`).
-    pub(super) family: String,
-    /// Server names (as configured in the client, `*` wildcards, case
-    /// ignored) it is recognised by.
-    pub(super) servers: Vec<String>,
-    /// Tool names (`*` wildcards) per effect.
-    #[serde(default)]
-    pub(super) tools: std::collections::BTreeMap<EffectKind, Vec<String>>,
-    /// Calls and what they must get, judged by the tests.
-    #[serde(default)]
-    pub(super) example: Vec<Example>,
+    pub(super) id: &'static str,
+    /// Server names (as configured in the client, `*` wildcards,
+    /// lowercase) it is recognised by.
+    pub(super) servers: &'static [&'static str],
+    /// Tool names (`*` wildcards, lowercase, `_` for `-`) per effect.
+    pub(super) tools: &'static [(EffectKind, &'static [&'static str])],
 }
 
-/// An example call of one server's tool and its expected outcome.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "examples are judged by the tests")
-)]
-pub(super) struct Example {
-    pub(super) tool: String,
-    #[serde(default)]
-    pub(super) params: toml::Table,
-    /// `allow`, `stop` (escalated or blocked) or `block`.
-    pub(super) expect: String,
-}
+include!(concat!(env!("OUT_DIR"), "/servers.rs"));
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    server: Vec<Server>,
-}
-
-/// The parsed catalogue. A broken file is a test failure (`tests.rs`),
-/// and at run time an empty catalogue: every tool is then read by name.
-pub(super) static SERVERS: LazyLock<Vec<Server>> = LazyLock::new(|| {
-    toml::from_str::<File>(SOURCE)
-        .map(|f| f.server)
-        .unwrap_or_default()
-});
-
-/// `crate::wildcard::star_match`, ignoring ASCII case (`names` are lowercase).
-fn matches(pattern: &str, name: &str) -> bool {
-    crate::wildcard::star_match(pattern, name)
-}
-
-/// The effect the catalogue gives `tool` of `server`: first among the
-/// servers recognised by that name, then any server's exactly named tool.
+/// The effect the catalogue gives `tool` of `server`, among the servers
+/// recognised by that configured name: exact tool names first, then
+/// patterns. Another server's entry is never used: a name one server lists
+/// as harmless (Redis's `publish`) may be anything elsewhere.
 pub(super) fn lookup(server: Option<&str>, tool: &str) -> Option<Effect> {
+    let server = server?.to_ascii_lowercase().replace('_', "-");
     let tool = tool.to_ascii_lowercase().replace('-', "_");
-    let server = server.map(|s| s.to_ascii_lowercase().replace('_', "-"));
-    let servers: &'static [Server] = &SERVERS;
-    let own = servers.iter().filter(|s| {
-        server
-            .as_deref()
-            .is_some_and(|n| s.servers.iter().any(|p| matches(p, n)))
-    });
-    for s in own {
-        if let Some(kind) = kind_in(s, &tool, true) {
-            return Some(Effect {
-                kind,
-                via: Some(s.id.as_str()),
-            });
-        }
-    }
-    servers.iter().find_map(|s| {
-        kind_in(s, &tool, false).map(|kind| Effect {
-            kind,
-            via: Some(s.id.as_str()),
+    let own = || {
+        SERVERS.iter().filter(|s| {
+            s.servers
+                .iter()
+                .any(|p| crate::wildcard::star_match(p, &server))
         })
-    })
-}
-
-/// The effect a server lists `tool` under: exact names first, then (when
-/// `globs`) patterns.
-fn kind_in(s: &Server, tool: &str, globs: bool) -> Option<EffectKind> {
-    let exact = s
-        .tools
-        .iter()
-        .find(|(_, names)| names.iter().any(|n| n == tool))
-        .map(|(k, _)| *k);
-    exact.or_else(|| {
-        globs
-            .then(|| {
-                s.tools
-                    .iter()
-                    .find(|(_, names)| names.iter().any(|n| n.contains('*') && matches(n, tool)))
-                    .map(|(k, _)| *k)
-            })
-            .flatten()
+    };
+    let exact = own().find_map(|s| {
+        s.tools
+            .iter()
+            .find(|(_, names)| names.contains(&tool.as_str()))
+            .map(|(kind, _)| (s, *kind))
+    });
+    let (s, kind) = exact.or_else(|| {
+        own().find_map(|s| {
+            s.tools
+                .iter()
+                .find(|(_, names)| {
+                    names
+                        .iter()
+                        .any(|n| n.contains('*') && crate::wildcard::star_match(n, &tool))
+                })
+                .map(|(kind, _)| (s, *kind))
+        })
+    })?;
+    Some(Effect {
+        kind,
+        via: Some(s.id),
     })
 }

@@ -42,6 +42,8 @@ pub(super) fn opens_to_everyone(p: &serde_json::Map<String, Value>) -> bool {
                         | "generalaccess"
                         | "linksharing"
                         | "privacy"
+                        | "permission"
+                        | "role"
                         | "acl"
                         | "cannedacl"
                 ) && matches!(
@@ -122,39 +124,8 @@ pub(super) fn findings(
     }
     // People outside brought into a ticket, a document or a task.
     if matches!(kind, EffectKind::Post | EffectKind::Write) {
-        // The caller's own identity, and prose that merely mentions an
-        // address, bring nobody in.
-        let own: &[&str] = &[
-            "usergoogleemail",
-            "from",
-            "sender",
-            "author",
-            "creator",
-            "reporter",
-            "owneremail",
-            "body",
-            "description",
-            "text",
-            "content",
-            "message",
-            "comment",
-            "title",
-            "summary",
-            "markdown",
-            "html",
-            "notes",
-            "note",
-            "subject",
-            "query",
-            "jql",
-            "cql",
-            "name",
-        ];
-        let outside: Vec<String> = flat
-            .iter()
-            .filter(|(k, _)| !own.contains(&fold(k).as_str()))
-            .filter_map(|(_, v)| v.as_str())
-            .flat_map(emails_in)
+        let outside: Vec<String> = addresses(p)
+            .into_iter()
             .filter(|e| !org.email_inside(e))
             .take(3)
             .collect();
@@ -313,6 +284,59 @@ pub(super) fn findings(
             reason: format!("{who} changes the gateway's configuration of toolgate itself"),
             rule: "effects.gate-config",
         });
+    }
+    out
+}
+
+/// Keys whose addresses reach nobody: the caller's own identity, and prose
+/// that merely mentions an address.
+const NOT_REACHED: &[&str] = &[
+    "usergoogleemail",
+    "from",
+    "sender",
+    "author",
+    "creator",
+    "reporter",
+    "owneremail",
+    "body",
+    "description",
+    "text",
+    "content",
+    "message",
+    "comment",
+    "title",
+    "summary",
+    "markdown",
+    "html",
+    "notes",
+    "note",
+    "subject",
+    "query",
+    "jql",
+    "cql",
+    "name",
+    "inreplyto",
+    "references",
+    "messageid",
+    "threadid",
+    "id",
+];
+
+/// Every email address the call's arguments give outside prose and the
+/// caller's own identity, wherever it stands (`assignee`, `watchers`,
+/// `toRecipients[].emailAddress.address`, a `users('bob@x')` link).
+pub(super) fn addresses(p: &serde_json::Map<String, Value>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (k, v) in targets::flat(p) {
+        let Some(s) = v.as_str() else { continue };
+        if NOT_REACHED.contains(&fold(&k).as_str()) {
+            continue;
+        }
+        for e in emails_in(s) {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
     }
     out
 }

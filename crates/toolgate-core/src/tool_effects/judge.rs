@@ -60,14 +60,12 @@ fn outside_list(rs: &[Recipient]) -> String {
     out.join(", ")
 }
 
-/// Whether the tool is a chat server's (a bare user id is a colleague there).
-fn is_chat(server: Option<&str>, tool: &str, via: Option<&str>) -> bool {
-    let words: Vec<String> = name_words(server.unwrap_or(""))
-        .into_iter()
-        .chain(name_words(tool))
-        .collect();
+/// Whether the tool is a chat server's (a bare user id is a colleague
+/// there): by the catalogue entry or the server's configured name, which
+/// the user chose; a tool's own name is the server author's to pick.
+fn is_chat(server: Option<&str>, via: Option<&str>) -> bool {
     matches!(via, Some("slack" | "discord" | "teams"))
-        || words.iter().any(|w| {
+        || name_words(server.unwrap_or("")).iter().any(|w| {
             matches!(
                 w.as_str(),
                 "slack" | "discord" | "teams" | "chat" | "mattermost" | "zulip"
@@ -81,6 +79,7 @@ pub(super) fn judge_effect(
     tool: &str,
     n: &NormalizedCall,
     org: &Organization,
+    protected_branches: &[String],
 ) -> EffectVerdict {
     let p = &n.params;
     let who = &n.tool;
@@ -135,33 +134,45 @@ pub(super) fn judge_effect(
         }
         EffectKind::Send => {
             let words = name_words(tool);
-            let draft = (words.iter().any(|w| w == "draft" || w == "drafts")
-                && !words.iter().any(|w| w == "send"))
-                || p.get("draft").and_then(Value::as_bool) == Some(true)
-                || p.get("send").and_then(Value::as_bool) == Some(false);
-            let rs = targets::recipients(p, org, is_chat(server, tool, e.via));
-            let all_inside = !rs.is_empty() && rs.iter().all(|r| r.inside);
-            let dry_run = p
-                .iter()
-                .any(|(k, v)| targets::fold(k) == "dryrun" && v.as_bool() == Some(true));
+            // A draft by the tool's name; a `draft: true` argument is the
+            // agent's to add and a server may ignore it. OpenClaw's own
+            // `message` tool honours `dryRun`.
+            let draft = words.iter().any(|w| w == "draft" || w == "drafts")
+                && !words.iter().any(|w| w == "send");
+            let dry_run = e.via == Some("openclaw-message")
+                && p.iter()
+                    .any(|(k, v)| targets::fold(k) == "dryrun" && v.as_bool() == Some(true));
             if draft || dry_run {
                 return allow(RiskClass::R1, true);
             }
-            // A mail filter that only labels or archives sends nothing.
-            if rs.is_empty()
-                && words.iter().any(|w| {
-                    matches!(
-                        w.as_str(),
-                        "filter" | "filters" | "label" | "labels" | "rule" | "rules"
-                    )
-                })
-            {
-                return allow(RiskClass::R1, true);
+            let mut rs = targets::recipients(p, org, is_chat(server, e.via));
+            // An address under a key toolgate does not know still reaches
+            // someone.
+            for a in super::checks::addresses(p) {
+                if !rs.iter().any(|r| r.text == a) {
+                    let inside = org.email_inside(&a);
+                    rs.push(Recipient { text: a, inside });
+                }
             }
-            let own_calendar = words
-                .iter()
-                .any(|w| matches!(w.as_str(), "event" | "events" | "meeting" | "calendar"));
-            if rs.is_empty() && own_calendar {
+            let all_inside = !rs.is_empty() && rs.iter().all(|r| r.inside);
+            // A mail filter that only labels or archives, an event on the
+            // user's own calendar: nobody is reached.
+            let reaches_nobody = words.iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "filter"
+                        | "filters"
+                        | "label"
+                        | "labels"
+                        | "rule"
+                        | "rules"
+                        | "event"
+                        | "events"
+                        | "meeting"
+                        | "calendar"
+                )
+            });
+            if rs.is_empty() && reaches_nobody {
                 return allow(RiskClass::R1, true);
             }
             if rs.is_empty() {
@@ -197,33 +208,32 @@ pub(super) fn judge_effect(
         }
         EffectKind::Publish => publish(who, p, org),
         EffectKind::Grant => grant(who, tool, p, org),
-        EffectKind::Pay => match targets::live_mode(server, p) {
-            Some(false) => allow(RiskClass::R1, true),
-            live => {
-                let amount = targets::amount(p)
-                    .map(|a| format!(" ({a})"))
-                    .unwrap_or_default();
-                let mode = if live == Some(true) {
-                    "a live account"
-                } else {
-                    "an account not marked as test"
-                };
-                hold(
-                    RiskClass::R3,
-                    "effects.pay",
-                    format!("{who} moves money or changes what a customer pays{amount} on {mode}"),
-                    false,
-                )
-            }
-        },
+        EffectKind::Pay if targets::test_mode(server, p) => allow(RiskClass::R1, true),
+        EffectKind::Pay => {
+            let amount = targets::amount(p)
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
+            hold(
+                RiskClass::R3,
+                "effects.pay",
+                format!(
+                    "{who} moves money or changes what a customer pays{amount}, on a server not configured as a test one"
+                ),
+                false,
+            )
+        }
         EffectKind::Delete => {
             // A topic branch, or a file on one, is reviewable work: the
             // shell's `git push origin --delete topic` runs too.
+            let words = name_words(tool);
             if is_code_host(server, e)
+                && words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "branch" | "file" | "files"))
                 && let Some(branch) = targets::first_under(p, &["branch", "branchname", "ref"])
                 && !crate::branches::is_protected(
                     branch.trim_start_matches("refs/heads/"),
-                    &org_branches(),
+                    protected_branches,
                 )
                 && targets::repo_owner(p).is_none_or(|o| !org.configured || org.owner_inside(&o))
             {
@@ -277,58 +287,7 @@ fn is_code_host(server: Option<&str>, e: &Effect) -> bool {
 
 fn publish(who: &str, p: &serde_json::Map<String, Value>, org: &Organization) -> EffectVerdict {
     let flat = targets::flat(p);
-    let public = super::checks::opens_to_everyone(p)
-        || flat.iter().any(|(k, v)| {
-            let k = targets::fold(k);
-            match v {
-                Value::String(s) => {
-                    let s = s.to_ascii_lowercase();
-                    (matches!(
-                        k.as_str(),
-                        "type"
-                            | "visibility"
-                            | "access"
-                            | "audience"
-                            | "scope"
-                            | "sharing"
-                            | "linkaccess"
-                            | "generalaccess"
-                            | "permission"
-                            | "role"
-                            | "privacy"
-                    ) && matches!(
-                        s.as_str(),
-                        "anyone"
-                            | "public"
-                            | "anyonewithlink"
-                            | "anyone_with_link"
-                            | "everyone"
-                            | "world"
-                            | "internet"
-                            | "published"
-                            | "open"
-                            | "public_read"
-                            | "public-read"
-                            | "publicread"
-                            | "allusers"
-                    )) || s == "allusers"
-                        || s == "allauthenticatedusers"
-                }
-                Value::Bool(b) => {
-                    (matches!(
-                        k.as_str(),
-                        "public"
-                            | "ispublic"
-                            | "makepublic"
-                            | "published"
-                            | "allowfilediscovery"
-                            | "publicaccess"
-                    ) && *b)
-                        || (matches!(k.as_str(), "private" | "isprivate") && !*b)
-                }
-                _ => false,
-            }
-        });
+    let public = super::checks::opens_to_everyone(p);
     if public {
         return hold(
             RiskClass::R4,
@@ -724,15 +683,6 @@ fn browser_code(who: &str, p: &serde_json::Map<String, Value>) -> Option<EffectV
         format!("{who} runs page code that reads the browser's cookies or storage"),
         false,
     ))
-}
-
-/// The default protected branches (the policy's list is not reachable
-/// from here; the default is the stricter reading for names it lists).
-fn org_branches() -> Vec<String> {
-    crate::branches::DEFAULT_PROTECTED_BRANCHES
-        .iter()
-        .map(|b| b.to_string())
-        .collect()
 }
 
 /// A Redis command sent as text (`{"command": "FLUSHALL"}`): the ones

@@ -28,12 +28,11 @@ use crate::model::{RiskClass, Verdict};
 use crate::normalize::{NormalizedCall, ToolKind};
 use crate::policy::Organization;
 
-pub(crate) use instructions::claims_standing_approval;
+use instructions::claims_standing_approval;
 
 /// What a tool call does, in the vocabulary every analyzer ends in
 /// (docs/tool-effects.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum EffectKind {
     /// Reads, lists or searches; changes nothing.
     Read,
@@ -109,20 +108,31 @@ impl Default for Reading {
 /// Reads an MCP or unfamiliar tool call as effects and judges them
 /// against the organisation. `tool` is the tool's own name (the part after
 /// `mcp__server__`), `server` the MCP server's name when there is one.
-pub(crate) fn judge_call(n: &NormalizedCall, org: &Organization) -> Reading {
+pub(crate) fn judge_call(
+    n: &NormalizedCall,
+    org: &Organization,
+    protected_branches: &[String],
+) -> Reading {
     let (server, tool) = match &n.mcp {
         Some((s, t)) => (Some(s.as_str()), t.as_str()),
         None => (None, n.tool.as_str()),
     };
-    let effect = if n.mcp.is_some() || n.kind == ToolKind::Other {
+    let foreign = n.mcp.is_some() || n.kind == ToolKind::Other;
+    let effect = if foreign {
         catalogue::lookup(server, tool).or_else(|| read::by_name(server, tool, n))
     } else {
         builtin_effect(n)
     };
-    let effect = operation::refine(effect, server, n);
-    let Some(effect) = effect else {
-        return Reading::default();
-    };
+    let effect = operation::refine(effect, server, tool, n);
+    let planted = instruction_file_claim(n);
+    if effect.is_none() && !foreign {
+        let mut reading = Reading::default();
+        if let Some(j) = planted {
+            reading.class = j.class;
+            reading.found.push(j);
+        }
+        return reading;
+    }
     // OpenClaw's `message` names the chat provider under `channel`; the
     // people it reaches are under `target`/`to`.
     let openclaw;
@@ -134,23 +144,16 @@ pub(crate) fn judge_call(n: &NormalizedCall, org: &Organization) -> Reading {
     } else {
         n
     };
-    let effect = Some(effect);
     let mut reading = Reading {
         effect: effect.clone(),
         ..Reading::default()
     };
-    let mut dest = match &effect {
-        Some(e) => {
-            let j = judge::judge_effect(e, server, tool, n, org);
-            reading.class = j.class;
-            if let Some(found) = j.found {
-                reading.found.push(found);
-            }
-            j.destination_inside
-        }
-        None => false,
-    };
+    let mut destination_inside = false;
     if let Some(e) = &effect {
+        let j = judge::judge_effect(e, server, tool, n, org, protected_branches);
+        reading.class = j.class;
+        reading.found.extend(j.found);
+        destination_inside = j.destination_inside;
         let words = read::tool_words(tool, &crate::normalize::name_words(server.unwrap_or("")));
         for j in checks::findings(n, e.kind, &words, org) {
             reading.class = reading.class.max(j.class);
@@ -159,15 +162,21 @@ pub(crate) fn judge_call(n: &NormalizedCall, org: &Organization) -> Reading {
     }
     // What is opened to everyone leaves the organisation.
     if checks::opens_to_everyone(&n.params) {
-        dest = false;
+        destination_inside = false;
     }
-    // Credentials leaving: every outgoing argument, for every tool that
-    // sends anything anywhere (a local file tool's content stays here).
+    // Credentials leaving: every outgoing argument of every tool, known
+    // effect or not, except what stays here (a memory, a file tool naming
+    // the local paths it reads or writes).
     let local = effect.as_ref().is_some_and(|e| {
-        matches!(e.kind, EffectKind::Read | EffectKind::Remember)
-            || (e.kind == EffectKind::Write && !n.paths.is_empty())
+        e.kind == EffectKind::Remember
+            || (matches!(e.kind, EffectKind::Read | EffectKind::Write) && !n.paths.is_empty())
     });
-    if !local && let Some(j) = outbound::judge(n, dest) {
+    let leaving = if local {
+        None
+    } else {
+        outbound::judge(n, destination_inside)
+    };
+    for j in leaving.into_iter().chain(planted) {
         reading.class = reading.class.max(j.class);
         reading.found.push(j);
     }
@@ -226,7 +235,7 @@ fn builtin_effect(n: &NormalizedCall) -> Option<Effect> {
 /// A file tool writing an instruction file (`CLAUDE.md`, `AGENTS.md`,
 /// `.cursor/rules/…`) with text that claims standing approval or tells
 /// the agent to skip checks: a block.
-pub(crate) fn instruction_file_claim(n: &NormalizedCall) -> Option<Judged> {
+fn instruction_file_claim(n: &NormalizedCall) -> Option<Judged> {
     if n.kind != ToolKind::Write {
         return None;
     }
@@ -258,6 +267,36 @@ pub(crate) fn instruction_file_claim(n: &NormalizedCall) -> Option<Judged> {
         reason: format!(
             "{} writes an instruction into {} that {phrase}: no approval may stand in for a check",
             n.tool, path.path
+        ),
+        rule: "effects.instructions",
+    })
+}
+
+/// The catalogue rules that find a command writing an instruction file.
+const INSTRUCTION_WRITES: &[&str] = &[
+    "filesystem.write-agent-instructions",
+    "filesystem.copy-agent-instructions",
+    "filesystem.edit-agent-instructions",
+    "code.write-agent-instructions-code",
+];
+
+/// A command that writes an instruction file (one of `rules` is a
+/// catalogue finding that says so) with text claiming standing approval:
+/// a block, as the same text through a file tool is.
+pub(crate) fn instructions_written<'a>(
+    mut rules: impl Iterator<Item = &'a str>,
+    command: &str,
+) -> Option<Judged> {
+    if !rules.any(|r| INSTRUCTION_WRITES.contains(&r)) {
+        return None;
+    }
+    let phrase = claims_standing_approval(command)?;
+    Some(Judged {
+        verdict: Verdict::Block,
+        class: RiskClass::R4,
+        reason: format!(
+            "`{}` writes an instruction into the agent's instructions that {phrase}: no approval may stand in for a check",
+            crate::shell::shorten(command, 80)
         ),
         rule: "effects.instructions",
     })

@@ -292,54 +292,24 @@ pub(super) fn repo_owner(params: &Map<String, Value>) -> Option<String> {
     None
 }
 
-/// Whether the arguments say test mode (`livemode: false`, a test key, a
-/// sandbox environment), live mode, or nothing.
-pub(super) fn live_mode(server: Option<&str>, params: &Map<String, Value>) -> Option<bool> {
-    let strings = crate::normalize::param_strings(params, true);
-    if strings
+/// Whether a money call runs in test mode. Only the server's configured
+/// name can say so (`stripe-test`, `paypal-sandbox`): the user chose it,
+/// and the server's own key decides where money moves. An argument
+/// (`livemode: false`, a test key) is the agent's to write and a server may
+/// ignore it, so arguments can only make a call live (a live key).
+pub(super) fn test_mode(server: Option<&str>, params: &Map<String, Value>) -> bool {
+    let live_key = crate::normalize::param_strings(params, true)
         .iter()
-        .any(|s| s.contains("sk_live_") || s.contains("rk_live_"))
-    {
-        return Some(true);
-    }
-    if strings
-        .iter()
-        .any(|s| s.contains("sk_test_") || s.contains("rk_test_") || s.contains("pk_test_"))
-    {
-        return Some(false);
-    }
-    for (k, v) in flat(params) {
-        let key = fold(&k);
-        match (key.as_str(), &v) {
-            ("livemode" | "live", Value::Bool(b)) => return Some(*b),
-            ("testmode" | "test" | "sandbox" | "istest" | "dryrun", Value::Bool(b)) => {
-                return Some(!*b);
-            }
-            ("mode" | "environment" | "env" | "livemode", Value::String(s)) => {
-                let s = s.to_ascii_lowercase();
-                if matches!(
-                    s.as_str(),
-                    "test" | "sandbox" | "testing" | "dev" | "development" | "staging"
-                ) {
-                    return Some(false);
-                }
-                if matches!(s.as_str(), "live" | "prod" | "production") {
-                    return Some(true);
-                }
-            }
-            _ => {}
-        }
-    }
-    let server_words = crate::normalize::name_words(server.unwrap_or(""));
-    if server_words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "test" | "sandbox" | "dev" | "staging" | "testmode"
-        )
-    }) {
-        return Some(false);
-    }
-    None
+        .any(|s| s.contains("sk_live_") || s.contains("rk_live_"));
+    !live_key
+        && crate::normalize::name_words(server.unwrap_or(""))
+            .iter()
+            .any(|w| {
+                matches!(
+                    w.as_str(),
+                    "test" | "sandbox" | "dev" | "staging" | "testmode"
+                )
+            })
 }
 
 /// Every `(key, value)` pair at any depth (bounded).

@@ -86,3 +86,65 @@ summary() {
   echo "PASS: all ${#results[@]} checks"
   exit 0
 }
+
+# as_root CMD…: CMD as root (we are root, or passwordless sudo), else fails.
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo -n "$@"
+  else return 1; fi
+}
+
+# mcp_sdk_python REQUIREMENTS: sets the array `py` to a Python that imports
+# the pinned MCP Python SDK (client and server), installing it first when
+# needed into tests/e2e/mcp/.venv, the one place both MCP suites share (pip
+# inside a venv is fine under PEP 668). Where `python3 -m venv` does not work
+# (Debian/Ubuntu without python3-venv), it installs python3-venv with apt-get
+# when we are root (or have passwordless sudo); failing that, the packages go
+# into .venv/site with `pip install --target`, which PEP 668 does not forbid,
+# and run with PYTHONPATH. Exits 2 when nothing works.
+mcp_sdk_python() {
+  local requirements=$1
+  local venv
+  venv="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mcp/.venv"
+  local stamp="$venv/.toolgate-requirements"
+  py=("$venv/bin/python")
+  if [[ -d "$venv/site" ]]; then
+    py=(env "PYTHONPATH=$venv/site" python3)
+  fi
+  _mcp_ready() { "${py[@]}" -c 'import mcp.client.session, mcp.client.stdio, mcp.server.mcpserver' >/dev/null 2>&1; }
+  if cmp -s "$requirements" "$stamp" && _mcp_ready; then
+    return 0
+  fi
+  echo "run.sh: installing the MCP Python SDK ($(grep -E '^mcp==' "$requirements"))"
+  rm -rf "$venv"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    rm -rf "$venv"
+    local minor
+    minor=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+    if command -v apt-get >/dev/null 2>&1 &&
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        python3-venv "python$minor-venv" >/dev/null 2>&1; then
+      echo "run.sh: installed python3-venv with apt-get"
+      python3 -m venv "$venv" >/dev/null 2>&1 || rm -rf "$venv"
+    fi
+  fi
+  if [[ -x "$venv/bin/python" ]]; then
+    py=("$venv/bin/python")
+    "${py[@]}" -m pip install -q --disable-pip-version-check --no-input -r "$requirements" || {
+      echo "run.sh: pip install into $venv failed" >&2
+      exit 2
+    }
+  else
+    echo "run.sh: python3 -m venv does not work here; installing with pip --target into $venv/site"
+    mkdir -p "$venv"
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --no-input --target "$venv/site" \
+      -r "$requirements" || {
+      echo "run.sh: pip install --target failed (install python3-venv or python3-pip)" >&2
+      exit 2
+    }
+    py=(env "PYTHONPATH=$venv/site" python3)
+  fi
+  _mcp_ready || { echo "run.sh: the MCP SDK does not import after installing it" >&2; exit 2; }
+  cp "$requirements" "$stamp"
+}

@@ -19,7 +19,7 @@
 #                add_collaborator, list_issues
 # The client is ../mcp/client.py (the SDK's ClientSession over stdio_client);
 # the SDK comes from ../mcp/requirements.txt (pinned there, one pin for both
-# suites), installed into .venv/ here.
+# suites), installed once into ../mcp/.venv/ by lib.sh for both.
 #
 # The policy is policies/default.toml plus an [organization] section (our
 # domains acme.com, our code org acme, the private channel #dev-team),
@@ -71,57 +71,8 @@ started=$SECONDS
 unset TOOLGATE_POLICY TOOLGATE_DATA_DIR TOOLGATE_URL TOOLGATE_AGENT_TOKEN TOOLGATE_OPERATOR_TOKEN TOOLGATE_SESSION
 
 # --- the MCP Python SDK (client and servers) ------------------------------------
-# As in tests/e2e/mcp/run.sh: into a venv at .venv/; where `python3 -m venv`
-# does not work, python3-venv with apt-get when we are root (or have
-# passwordless sudo); failing that, `pip install --target .venv/site` and
-# PYTHONPATH.
-venv="$here/.venv"
-stamp="$venv/.toolgate-requirements"
-py=("$venv/bin/python")
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo -n "$@"
-  else return 1; fi
-}
-python_ready() {
-  "${py[@]}" -c 'import mcp.client.session, mcp.client.stdio, mcp.server.mcpserver' >/dev/null 2>&1
-}
-if [[ -d "$venv/site" ]]; then
-  py=(env "PYTHONPATH=$venv/site" python3)
-fi
-if ! cmp -s "$requirements" "$stamp" || ! python_ready; then
-  echo "run.sh: installing the MCP Python SDK ($(grep -E '^mcp==' "$requirements"))"
-  rm -rf "$venv"
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    rm -rf "$venv"
-    minor=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-    if command -v apt-get >/dev/null 2>&1 &&
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        python3-venv "python$minor-venv" >/dev/null 2>&1; then
-      echo "run.sh: installed python3-venv with apt-get"
-      python3 -m venv "$venv" >/dev/null 2>&1 || rm -rf "$venv"
-    fi
-  fi
-  if [[ -x "$venv/bin/python" ]]; then
-    py=("$venv/bin/python")
-    "${py[@]}" -m pip install -q --disable-pip-version-check --no-input -r "$requirements" || {
-      echo "run.sh: pip install into $venv failed" >&2
-      exit 2
-    }
-  else
-    echo "run.sh: python3 -m venv does not work here; installing with pip --target into $venv/site"
-    mkdir -p "$venv"
-    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --no-input --target "$venv/site" \
-      -r "$requirements" || {
-      echo "run.sh: pip install --target failed (install python3-venv or python3-pip)" >&2
-      exit 2
-    }
-    py=(env "PYTHONPATH=$venv/site" python3)
-  fi
-  python_ready || { echo "run.sh: the MCP SDK does not import after installing it" >&2; exit 2; }
-  cp "$requirements" "$stamp"
-fi
+# The MCP Python SDK, pinned in tests/e2e/mcp/requirements.txt (lib.sh).
+mcp_sdk_python "$requirements"
 echo "run.sh: python mcp $("${py[@]}" -c 'import importlib.metadata as m; print(m.version("mcp"))')," \
   "$("${py[@]}" --version 2>&1), toolgate $("$bin" --version 2>/dev/null)"
 

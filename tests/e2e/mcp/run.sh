@@ -9,7 +9,7 @@
 # The server is @modelcontextprotocol/server-filesystem (pinned in
 # package-lock.json, installed here by `npm ci`); the client is client.py on
 # the MCP Python SDK's ClientSession over stdio_client (pinned in
-# requirements.txt, installed into .venv/ here). raw.py speaks JSON-RPC by
+# requirements.txt, installed into .venv/ here by lib.sh). raw.py speaks JSON-RPC by
 # hand where the bytes matter. The server runs behind tap.sh, which copies
 # everything the server reads into a log: a blocked call must never reach it.
 #
@@ -82,56 +82,8 @@ fi
 [[ -f "$server_js" ]] || { echo "run.sh: no $server_js after npm ci" >&2; exit 2; }
 
 # --- the client (the MCP Python SDK) -------------------------------------------
-# Into a venv at .venv/ (pip inside a venv is fine under PEP 668). Where
-# `python3 -m venv` does not work (Debian/Ubuntu without python3-venv), it is
-# installed with apt-get when we are root (or have passwordless sudo); failing
-# that, the packages go into .venv/site with `pip install --target`, which
-# PEP 668 does not forbid, and run with PYTHONPATH.
-venv="$here/.venv"
-stamp="$venv/.toolgate-requirements"
-py=("$venv/bin/python")
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo -n "$@"
-  else return 1; fi
-}
-python_ready() { "${py[@]}" -c 'import mcp.client.session, mcp.client.stdio' >/dev/null 2>&1; }
-if [[ -d "$venv/site" ]]; then
-  py=(env "PYTHONPATH=$venv/site" python3)
-fi
-if ! cmp -s "$here/requirements.txt" "$stamp" || ! python_ready; then
-  echo "run.sh: installing the MCP Python SDK ($(grep -E '^mcp==' "$here/requirements.txt"))"
-  rm -rf "$venv"
-  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
-    rm -rf "$venv"
-    minor=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-    if command -v apt-get >/dev/null 2>&1 &&
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        python3-venv "python$minor-venv" >/dev/null 2>&1; then
-      echo "run.sh: installed python3-venv with apt-get"
-      python3 -m venv "$venv" >/dev/null 2>&1 || rm -rf "$venv"
-    fi
-  fi
-  if [[ -x "$venv/bin/python" ]]; then
-    py=("$venv/bin/python")
-    "${py[@]}" -m pip install -q --disable-pip-version-check --no-input -r "$here/requirements.txt" || {
-      echo "run.sh: pip install into $venv failed" >&2
-      exit 2
-    }
-  else
-    echo "run.sh: python3 -m venv does not work here; installing with pip --target into $venv/site"
-    mkdir -p "$venv"
-    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --no-input --target "$venv/site" \
-      -r "$here/requirements.txt" || {
-      echo "run.sh: pip install --target failed (install python3-venv or python3-pip)" >&2
-      exit 2
-    }
-    py=(env "PYTHONPATH=$venv/site" python3)
-  fi
-  python_ready || { echo "run.sh: the MCP SDK does not import after installing it" >&2; exit 2; }
-  cp "$here/requirements.txt" "$stamp"
-fi
+# The MCP Python SDK, pinned in tests/e2e/mcp/requirements.txt (lib.sh).
+mcp_sdk_python "$here/requirements.txt"
 echo "run.sh: server-filesystem $(node -p "require('$server_pkg/package.json').version")," \
   "python mcp $("${py[@]}" -c 'import importlib.metadata as m; print(m.version("mcp"))')," \
   "node $(node --version), $("${py[@]}" --version 2>&1), toolgate $("$bin" --version 2>/dev/null)"

@@ -81,14 +81,9 @@ pub(super) fn check(cmd: &SimpleCommand) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::Env;
 
     fn judged(command: &str) -> Option<Finding> {
-        let env = Env::new("/home/dev", "/home/dev/proj");
-        crate::shell::analyze(command, &env)
-            .commands
-            .iter()
-            .find_map(check)
+        crate::catalogue::tests::first_finding(check, command)
     }
 
     #[test]

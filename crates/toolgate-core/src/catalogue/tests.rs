@@ -1,4 +1,20 @@
-use super::program_verb;
+use super::{Finding, program_verb};
+use crate::paths::Env;
+use crate::shell::SimpleCommand;
+
+/// The first finding a per-command reading (`gomod::check`,
+/// `index_env::check`, …) makes of any command of `command`, analysed in
+/// `/home/dev/proj`.
+pub(super) fn first_finding(
+    check: fn(&SimpleCommand) -> Option<Finding>,
+    command: &str,
+) -> Option<Finding> {
+    let env = Env::new("/home/dev", "/home/dev/proj");
+    crate::shell::analyze(command, &env)
+        .commands
+        .iter()
+        .find_map(check)
+}
 
 #[test]
 fn a_program_named_for_destruction_is_read_by_its_name() {

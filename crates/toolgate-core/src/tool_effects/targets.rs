@@ -21,26 +21,35 @@ pub(super) fn fold(k: &str) -> String {
 /// Every scalar under a key whose folded name is in `keys`, as text, at
 /// any depth (arrays and objects under such a key give their strings, and
 /// an object's `email`/`address`/`id`/`name` fields).
-pub(super) fn values_under<'a>(params: &'a Map<String, Value>, keys: &[&str]) -> Vec<String> {
+pub(super) fn values_under(params: &Map<String, Value>, keys: &[&str]) -> Vec<String> {
+    keyed_under(params, keys).into_iter().map(|(_, v)| v).collect()
+}
+
+/// [`values_under`], each value with the folded key it was found under.
+fn keyed_under(params: &Map<String, Value>, keys: &[&str]) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut stack: Vec<(&'a str, &'a Value, usize, bool)> = params
+    // (key, value, depth, the matching key above it)
+    let mut stack: Vec<(&str, &Value, usize, Option<String>)> = params
         .iter()
-        .map(|(k, v)| (k.as_str(), v, 1, false))
+        .map(|(k, v)| (k.as_str(), v, 1, None))
         .collect();
-    while let Some((key, v, depth, inside)) = stack.pop() {
+    while let Some((key, v, depth, above)) = stack.pop() {
         if depth > MAX_DEPTH || out.len() >= MAX_VALUES {
             break;
         }
-        let hit = inside || keys.contains(&fold(key).as_str());
+        let folded = fold(key);
+        let hit = above.or_else(|| keys.contains(&folded.as_str()).then_some(folded));
         match v {
-            Value::String(s) if hit => out.push(s.clone()),
-            Value::Number(n) if hit => out.push(n.to_string()),
-            Value::Bool(b) if hit => out.push(b.to_string()),
-            Value::Array(items) => stack.extend(items.iter().map(|i| (key, i, depth + 1, hit))),
+            Value::String(s) => out.extend(hit.map(|k| (k, s.clone()))),
+            Value::Number(n) => out.extend(hit.map(|k| (k, n.to_string()))),
+            Value::Bool(b) => out.extend(hit.map(|k| (k, b.to_string()))),
+            Value::Array(items) => {
+                stack.extend(items.iter().map(|i| (key, i, depth + 1, hit.clone())));
+            }
             Value::Object(m) => stack.extend(m.iter().map(|(k, i)| {
-                // Under a recipient key, only the fields that name one.
-                let named = hit
-                    && matches!(
+                // Under a matching key, only the fields that name someone.
+                let named = hit.clone().filter(|_| {
+                    matches!(
                         fold(k).as_str(),
                         "email"
                             | "emailaddress"
@@ -52,10 +61,11 @@ pub(super) fn values_under<'a>(params: &'a Map<String, Value>, keys: &[&str]) ->
                             | "phone"
                             | "number"
                             | "value"
-                    );
+                    )
+                });
                 (k.as_str(), i, depth + 1, named)
             })),
-            _ => {}
+            Value::Null => {}
         }
     }
     out
@@ -167,7 +177,7 @@ pub(super) fn recipients(
             });
         }
     };
-    for (key, v) in keyed_values(params, RECIPIENT_KEYS) {
+    for (key, v) in keyed_under(params, RECIPIENT_KEYS) {
         let channel_key = CHANNEL_KEYS.contains(&key.as_str());
         // `a@x.com, b@y.com` in one string is two recipients.
         for part in v.split([',', ';']) {
@@ -192,12 +202,9 @@ pub(super) fn recipients(
             } else if channel_key || p.starts_with('#') {
                 // A direct-message channel of the workspace is a person in it.
                 let dm = chat && p.starts_with('D') && is_chat_id(p);
-                push(
-                    p,
-                    org.channel_private(p) || (dm && !org.chat_workspaces.is_empty()),
-                );
+                push(p, dm && !org.chat_workspaces.is_empty());
             } else if p.starts_with('+')
-                || p.chars().filter(|c| c.is_ascii_digit()).count() >= 7 && !chat
+                || (!chat && p.chars().filter(|c| c.is_ascii_digit()).count() >= 7)
             {
                 push(p, false);
             } else {
@@ -213,31 +220,6 @@ pub(super) fn recipients(
     out
 }
 
-/// `(folded key, value)` for every scalar under one of `keys`.
-fn keyed_values(params: &Map<String, Value>, keys: &[&str]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (k, v) in params {
-        let f = fold(k);
-        if keys.contains(&f.as_str()) {
-            let one = Map::from_iter([(k.clone(), v.clone())]);
-            for s in values_under(&one, keys) {
-                out.push((f.clone(), s));
-            }
-        } else if let Value::Object(inner) = v {
-            out.extend(keyed_values(inner, keys));
-        } else if let Value::Array(items) = v {
-            for i in items {
-                if let Value::Object(inner) = i {
-                    out.extend(keyed_values(inner, keys));
-                }
-            }
-        }
-        if out.len() >= MAX_VALUES {
-            break;
-        }
-    }
-    out
-}
 
 /// A Slack-style id: a capital letter then capitals and digits.
 fn is_chat_id(s: &str) -> bool {

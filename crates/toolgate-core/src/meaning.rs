@@ -349,14 +349,16 @@ pub(crate) fn plants_lifecycle_script(strings: &[&str]) -> bool {
     })
 }
 
+/// Whether a word of a name marks production (`prod`, `production`,
+/// `prd`, `live`).
+pub(crate) fn is_production_word(w: &str) -> bool {
+    matches!(w, "prod" | "production" | "prd" | "live")
+}
+
 /// Whether the call's arguments name a production-looking target
 /// (`prod`, `production`, `live` as a word of any string or key).
 pub(crate) fn production_target(params: &Map<String, Value>) -> bool {
-    let words = |s: &str| {
-        name_words(s)
-            .into_iter()
-            .any(|w| matches!(w.as_str(), "prod" | "production" | "prd" | "live"))
-    };
+    let words = |s: &str| name_words(s).iter().any(|w| is_production_word(w));
     params.keys().any(|k| words(k)) || param_strings(params, true).into_iter().any(words)
 }
 
@@ -414,11 +416,7 @@ const DEPLOY_WORDS: &[&str] = &[
 /// Whether a tool whose name deploys or changes a live system is aimed at
 /// a production-looking target (`terraform_apply {workspace: "prod"}`).
 pub(crate) fn changes_production(tool_words: &[String], params: &Map<String, Value>) -> bool {
-    let prod = |s: &str| {
-        name_words(s)
-            .into_iter()
-            .any(|w| matches!(w.as_str(), "prod" | "production" | "prd" | "live"))
-    };
+    let prod = |s: &str| name_words(s).iter().any(|w| is_production_word(w));
     // Free text (a title, a message) may mention production without
     // aiming at it: only keys and the other strings count.
     tool_words

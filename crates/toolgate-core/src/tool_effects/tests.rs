@@ -199,3 +199,21 @@ fn instruction_claims_are_seen_and_facts_are_not() {
         assert_eq!(claims_standing_approval(t), None, "{t}");
     }
 }
+
+/// A key past the scanning bound is not waved through: whichever
+/// argument is read first, the call is held.
+#[test]
+fn what_is_too_large_to_scan_is_held() {
+    let engine = engine();
+    let env = Env::new("/home/dev", "/home/dev/proj");
+    let padding = "x ".repeat(300 * 1024);
+    for (pad_key, key_key) in [("body", "subject"), ("subject", "body")] {
+        let mut params = serde_json::json!({"to": ["bob@acme.com"]});
+        params[pad_key] = serde_json::Value::String(padding.clone());
+        params[key_key] = serde_json::Value::String("AKIAIOSFODNN7EXAMPLE".into());
+        let d = engine
+            .decide(&call("mcp__gmail__send_email", params), &env)
+            .decision;
+        assert_ne!(d.decision, Verdict::Allow, "{pad_key}: {}", d.reason);
+    }
+}

@@ -452,10 +452,14 @@ fn grant(
             false,
         );
     }
-    // A colleague given an ordinary role is everyday work.
+    // A colleague given an ordinary role is everyday work: every principal
+    // it names is an address inside, under any key.
     let rs = targets::recipients(p, org, false);
-    let emails: Vec<&Recipient> = rs.iter().filter(|r| r.text.contains('@')).collect();
-    if !emails.is_empty() && emails.iter().all(|r| r.inside) && emails.len() == rs.len() {
+    let addresses = super::checks::addresses(p);
+    let only_colleagues = !rs.is_empty()
+        && rs.iter().all(|r| r.text.contains('@') && r.inside)
+        && addresses.iter().all(|a| org.email_inside(a));
+    if only_colleagues {
         return allow(RiskClass::R1, true);
     }
     let to = if rs.is_empty() {
@@ -551,27 +555,39 @@ fn infra(
     }) || targets::values_under(p, &["operation", "subcommand", "action"])
         .iter()
         .any(|o| o.to_ascii_lowercase().contains("deploy"));
-    let names_stage = crate::normalize::param_strings(p, false)
-        .iter()
-        .chain(p.keys().map(String::as_str).collect::<Vec<_>>().iter())
-        .any(|s| {
-            name_words(s).iter().any(|w| {
-                matches!(
-                    w.as_str(),
-                    "preview"
-                        | "staging"
-                        | "stage"
-                        | "dev"
-                        | "development"
-                        | "test"
-                        | "testing"
-                        | "sandbox"
-                        | "qa"
-                        | "draft"
-                        | "local"
-                )
-            })
-        });
+    // Where it deploys, by the arguments a deploy tool takes for that
+    // (`target: preview`); another argument saying `test` is not one.
+    let names_stage = targets::values_under(
+        p,
+        &[
+            "target",
+            "environment",
+            "env",
+            "stage",
+            "context",
+            "deploymenttype",
+            "alias",
+        ],
+    )
+    .iter()
+    .any(|s| {
+        name_words(s).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "preview"
+                    | "staging"
+                    | "stage"
+                    | "dev"
+                    | "development"
+                    | "test"
+                    | "testing"
+                    | "sandbox"
+                    | "qa"
+                    | "draft"
+                    | "local"
+            )
+        })
+    });
     if deploys
         && !names_stage
         && !words

@@ -148,6 +148,16 @@ fn arguments_the_agent_adds_never_let_a_stopped_call_run() {
         "mcp__github__delete_branch",
         serde_json::json!({"owner": "acme", "repo": "api", "branch": "main"}),
     );
+    // A deploy is judged by where its own target argument points.
+    stopped(
+        "mcp__vercel__deploy_to_vercel",
+        serde_json::json!({"project": "site", "label": "test-run"}),
+    );
+    // A colleague and, under another key, an outsider.
+    stopped(
+        "mcp__jira__add_project_member",
+        serde_json::json!({"email": "bob@acme.com", "role": "developer", "also_add": "x@evil.io"}),
+    );
     // A report that is sent is a message, not a read.
     stopped(
         "mcp__reports__send_report",

@@ -19,9 +19,13 @@ pub(crate) enum ApprovalsCommand {
         /// At most this many.
         #[arg(long, default_value_t = 50)]
         limit: usize,
-        /// One JSON object per line instead of a table.
+        /// One JSON object per line instead of a table (the default when
+        /// stdout is not a terminal).
         #[arg(long)]
         json: bool,
+        /// A table even when stdout is not a terminal (`| less`).
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
         /// With --url: an operator token to ask the daemon with.
         #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
         token: Option<String>,
@@ -147,11 +151,15 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
     let clock = SystemClock;
     match cmd {
         ApprovalsCommand::List {
-            all, limit, json, ..
+            all,
+            limit,
+            json,
+            table,
+            ..
         } => {
             let store = data.open()?;
             let views = toolgate_gate::list(&*store, &clock, all, limit)?;
-            if json {
+            if crate::output::json_lines(json, table) {
                 for v in &views {
                     println!("{}", serde_json::to_string(v)?);
                 }

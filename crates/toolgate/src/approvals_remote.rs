@@ -160,10 +160,14 @@ async fn run_inner(cmd: ApprovalsCommand, url: &str) -> Result<()> {
     let now = SystemClock.now_ms();
     match cmd {
         ApprovalsCommand::List {
-            all, limit, json, ..
+            all,
+            limit,
+            json,
+            table,
+            ..
         } => {
             let views = daemon.list(all, limit).await?;
-            if json {
+            if crate::output::json_lines(json, table) {
                 for v in &views {
                     println!("{}", serde_json::to_string(v)?);
                 }

@@ -44,9 +44,14 @@ pub(crate) enum AuditCommand {
         /// How many.
         #[arg(short = 'n', long, default_value_t = 20)]
         lines: u64,
-        /// One JSON entry per line (as `export` writes them).
+        /// One JSON entry per line (as `export` writes them); the default
+        /// when stdout is not a terminal.
         #[arg(long)]
         json: bool,
+        /// One readable line per entry even when stdout is not a terminal
+        /// (`| less`).
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
         /// Keep printing entries as they are appended, by any process on
         /// this data dir (Ctrl-C stops).
         #[arg(short = 'f', long)]
@@ -153,8 +158,10 @@ fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
         AuditCommand::Tail {
             lines,
             json,
+            table,
             follow,
         } => {
+            let json = crate::output::json_lines(json, table);
             let head = store.audit_head()?.map_or(0, |(seq, _)| seq);
             let mut from = if lines == 0 {
                 head + 1

@@ -18,6 +18,7 @@ mod knowledge_cmd;
 mod mcp_proxy;
 mod memory_cmd;
 mod operators_cmd;
+mod output;
 mod peer;
 mod policy_cmd;
 mod protocol_cmd;

@@ -30,9 +30,13 @@ pub(crate) enum OperatorsCommand {
         /// Include removed operators.
         #[arg(long)]
         all: bool,
-        /// One JSON object per line.
+        /// One JSON object per line (the default when stdout is not a
+        /// terminal).
         #[arg(long)]
         json: bool,
+        /// A table even when stdout is not a terminal (`| less`).
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
     },
     /// Give an operator a new token; the old one stops working at once.
     Rotate {
@@ -129,13 +133,13 @@ fn run_inner(cmd: OperatorsCommand, data: &DataDirArgs) -> Result<()> {
                 op.name
             );
         }
-        OperatorsCommand::List { all, json } => {
+        OperatorsCommand::List { all, json, table } => {
             let ops: Vec<Operator> = store
                 .read_operators()?
                 .into_iter()
                 .filter(|o| all || o.active())
                 .collect();
-            if json {
+            if crate::output::json_lines(json, table) {
                 for o in &ops {
                     println!("{}", serde_json::to_string(o)?);
                 }

@@ -939,9 +939,9 @@ fn approvals_show_an_agents_escape_sequences_as_text() {
     let d = json(&toolgate_in(&dir, &["check"], &call));
     let id = d["approval"]["id"].as_str().unwrap().to_string();
     for args in [
-        &["approvals", "list"][..],
+        &["approvals", "list", "--table"][..],
         &["approvals", "show", &id][..],
-        &["audit", "tail"][..],
+        &["audit", "tail", "--table"][..],
     ] {
         let out = toolgate_in(&dir, args, "");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -977,4 +977,61 @@ fn approvals_show_lists_every_finding() {
         findings[1].contains("R3 exec: `systemctl restart web`"),
         "{text}"
     );
+}
+
+/// Piped, the commands that print tables for a person print JSON lines
+/// instead (docs/cli.md: "it prints JSON when its output is piped"), and
+/// `--table` keeps the table for `| less`.
+#[test]
+fn list_commands_print_json_lines_when_piped() {
+    let dir = fresh_data_dir();
+    let call = r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"}}"#;
+    let id = json(&toolgate_in(&dir, &["check"], call))["approval"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        toolgate_in(&dir, &["operators", "add", "alice"], "")
+            .status
+            .code(),
+        Some(0)
+    );
+    let lines = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = toolgate_in(&dir, args, "");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("{args:?}: not a JSON line ({e}): {l}"))
+            })
+            .collect()
+    };
+    let approvals = lines(&["approvals", "list"]);
+    assert_eq!(approvals.len(), 1, "{approvals:?}");
+    assert_eq!(approvals[0]["id"], id.as_str());
+    let operators = lines(&["operators", "list"]);
+    assert_eq!(operators.len(), 1, "{operators:?}");
+    assert_eq!(operators[0]["name"], "alice");
+    let entries = lines(&["audit", "tail", "-n", "2"]);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(entries.iter().all(|e| e["hash"].is_string()), "{entries:?}");
+    // --table asks for the table whatever stdout is.
+    for (args, heading) in [
+        (&["approvals", "list", "--table"][..], "ID "),
+        (&["operators", "list", "--table"][..], "NAME "),
+    ] {
+        let out = toolgate_in(&dir, args, "");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(heading), "{args:?}: {text}");
+    }
+    let out = toolgate_in(&dir, &["audit", "tail", "-n", "1", "--table"], "");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let seq = text.split_whitespace().next().unwrap_or_default();
+    assert!(seq.parse::<u64>().is_ok(), "a readable line: {text}");
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use toolgate_bundle::{LoadEnv, PolicyGuard};
 use toolgate_core::paths::Env;
-use toolgate_core::{Decision, ToolCall};
+use toolgate_core::{Decision, Layer, ToolCall, Verdict};
 use toolgate_core::{Engine, Policy, Protected};
 use toolgate_gate::{Gate, SystemClock};
 
@@ -222,6 +222,143 @@ impl Decider {
     }
 }
 
+/// One layer's say on a call, for `--dry-run`: what it found (or that it
+/// found nothing), and whether its verdict is the one that decided.
+#[derive(Debug, Clone, serde::Serialize)]
+struct LayerRow {
+    layer: Layer,
+    verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    risk: Option<toolgate_core::RiskClass>,
+    reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    decided: bool,
+}
+
+impl Decider {
+    /// Every layer's verdict on `call` for a dry run (`None` otherwise):
+    /// the engine's findings (with an active bypass lifting what it lifts,
+    /// as the gate does), a line for each layer that found nothing, and the
+    /// data directory's layers (knowledge, approval) as `decision` shows
+    /// them; the one whose verdict decided is marked.
+    fn layers(&self, call: &ToolCall, decision: &Decision) -> Option<Vec<LayerRow>> {
+        let Decider::DryRun(gate) = self else {
+            return None;
+        };
+        let base = base_env();
+        let mut a = gate.engine().decide(call, &base);
+        if a.decision.decision != Verdict::Allow
+            && let Some((lifted, note)) = gate.active_bypass()
+        {
+            a = toolgate_core::lift(gate.engine(), call, &base, a, &lifted, &note);
+        }
+        Some(layer_rows(&a.verdicts, decision))
+    }
+}
+
+/// Every layer, in the order the engine and then the gate consult them
+/// (a test fails to compile when a layer is added and not listed here).
+const EVERY_LAYER: [Layer; 7] = [
+    Layer::Scope,
+    Layer::Policy,
+    Layer::Exec,
+    Layer::Risk,
+    Layer::Posture,
+    Layer::Knowledge,
+    Layer::Approval,
+];
+
+/// The rows [`Decider::layers`] shows: every layer in evaluation order,
+/// each with its findings or a line saying it found nothing.
+fn layer_rows(verdicts: &[toolgate_core::LayerVerdict], decision: &Decision) -> Vec<LayerRow> {
+    let mut rows = Vec::new();
+    for layer in EVERY_LAYER {
+        let found: Vec<_> = verdicts.iter().filter(|v| v.layer == layer).collect();
+        if !found.is_empty() {
+            rows.extend(found.into_iter().map(|v| LayerRow {
+                layer,
+                verdict: v.verdict,
+                risk: Some(v.class),
+                reason: v.reason.clone(),
+                rule: v.rule.clone(),
+                command: v.command.clone(),
+                decided: false,
+            }));
+            continue;
+        }
+        let (verdict, reason) = if layer == decision.layer {
+            (decision.decision, decision.reason.clone())
+        } else {
+            let quiet = match layer {
+                Layer::Knowledge if decision.context.is_some() => {
+                    "knowledge shown to the agent, nothing held"
+                }
+                Layer::Knowledge => "no knowledge applies, nothing held",
+                Layer::Approval => "no approval granted for this call",
+                Layer::Scope => "no scope profile finding",
+                Layer::Risk => &format!("score {}, below the escalation threshold", decision.score),
+                _ => "nothing found",
+            };
+            (Verdict::Allow, quiet.to_string())
+        };
+        rows.push(LayerRow {
+            layer,
+            verdict,
+            risk: None,
+            reason,
+            rule: None,
+            command: None,
+            decided: false,
+        });
+    }
+    // The deciding row: the decision's layer with its verdict and reason,
+    // else the first of its layer with its verdict, else the first of its
+    // layer.
+    let of_layer = |r: &LayerRow| r.layer == decision.layer;
+    let pick = rows
+        .iter()
+        .position(|r| {
+            of_layer(r) && r.verdict == decision.decision && decision.reason.ends_with(&r.reason)
+        })
+        .or_else(|| {
+            rows.iter()
+                .position(|r| of_layer(r) && r.verdict == decision.decision)
+        })
+        .or_else(|| rows.iter().position(of_layer));
+    if let Some(i) = pick {
+        rows[i].decided = true;
+    }
+    rows
+}
+
+/// The rows as a person reads them, one a line, the deciding one marked.
+fn human_layers(rows: &[LayerRow]) -> String {
+    let mut out = String::from("  every layer (dry run):\n");
+    for r in rows {
+        let risk = r.risk.map(|c| c.as_str()).unwrap_or("");
+        let what = match r
+            .command
+            .as_ref()
+            .filter(|c| !r.reason.contains(c.as_str()))
+        {
+            Some(c) => format!("`{}`: {}", visible(c), visible(&r.reason)),
+            None => visible(&r.reason).into_owned(),
+        };
+        out.push_str(&format!(
+            "  {} {:<9} {:<8} {:<2} {what}{}\n",
+            if r.decided { '>' } else { ' ' },
+            r.layer.as_str(),
+            r.verdict.as_str(),
+            risk,
+            if r.decided { "  <- decided" } else { "" }
+        ));
+    }
+    out
+}
+
 fn to_line(decision: &Decision, id: Option<Value>) -> Result<String> {
     let mut v = serde_json::to_value(decision)?;
     if let (Some(id), Some(obj)) = (id, v.as_object_mut()) {
@@ -328,16 +465,26 @@ fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let layers = decider.layers(call, &decision);
     if args.json || !std::io::stdout().is_terminal() {
-        match to_line(&decision, None) {
+        let line = serde_json::to_value(&decision).and_then(|mut v| {
+            if let (Some(rows), Some(obj)) = (&layers, v.as_object_mut()) {
+                obj.insert("layers".into(), serde_json::to_value(rows)?);
+            }
+            serde_json::to_string(&v)
+        });
+        match line {
             Ok(line) => println!("{line}"),
             Err(e) => {
-                eprintln!("toolgate check: {}", one_line(&e));
+                eprintln!("toolgate check: {e}");
                 return ExitCode::from(2);
             }
         }
     } else {
         print!("{}", human(call, &decision));
+        if let Some(rows) = &layers {
+            print!("{}", human_layers(rows));
+        }
     }
     if !args.exit_code {
         return ExitCode::SUCCESS;
@@ -529,5 +676,44 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('\x1b'), "no colour codes: {text:?}");
+    }
+
+    /// A dry run lists every layer, each once at least, and marks exactly
+    /// the one that decided; `EVERY_LAYER` names each layer there is.
+    #[test]
+    fn a_dry_run_shows_every_layer_and_marks_the_decider() {
+        // Fails to compile when a layer is added and not handled here (and
+        // so, presumably, not listed in EVERY_LAYER either).
+        for l in EVERY_LAYER {
+            match l {
+                Layer::Scope
+                | Layer::Policy
+                | Layer::Exec
+                | Layer::Risk
+                | Layer::Posture
+                | Layer::Knowledge
+                | Layer::Approval => {}
+            }
+        }
+        let engine = load_engine(None).unwrap();
+        let env = Env::new("/home/dev", "/home/dev/proj");
+        let (c, _) =
+            parse_call(r#"{"tool":"exec","params":{"command":"git push --force origin main"}}"#)
+                .unwrap();
+        let a = engine.decide(&c, &env);
+        let rows = layer_rows(&a.verdicts, &a.decision);
+        for l in EVERY_LAYER {
+            assert!(rows.iter().any(|r| r.layer == l), "{l:?} missing: {rows:?}");
+        }
+        let decided: Vec<_> = rows.iter().filter(|r| r.decided).collect();
+        assert_eq!(decided.len(), 1, "{rows:?}");
+        assert_eq!(decided[0].layer, a.decision.layer);
+        assert_eq!(decided[0].verdict, Verdict::Escalate);
+        let text = human_layers(&rows);
+        assert_eq!(
+            text.lines().filter(|l| l.contains("<- decided")).count(),
+            1,
+            "{text}"
+        );
     }
 }

@@ -1035,3 +1035,49 @@ fn list_commands_print_json_lines_when_piped() {
     let seq = text.split_whitespace().next().unwrap_or_default();
     assert!(seq.parse::<u64>().is_ok(), "a readable line: {text}");
 }
+
+/// `check --dry-run` shows every layer's verdict, not only the one that
+/// decided, and marks the one that did.
+#[test]
+fn a_dry_run_shows_every_layer_and_which_decided() {
+    let out = toolgate(
+        &[
+            "check",
+            "--dry-run",
+            "--",
+            "git",
+            "push",
+            "--force",
+            "origin",
+            "main",
+        ],
+        "",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = json(&out);
+    assert_eq!(d["decision"], "escalate", "{d}");
+    let layers = d["layers"].as_array().expect("a layers array");
+    for name in [
+        "scope",
+        "policy",
+        "exec",
+        "risk",
+        "posture",
+        "knowledge",
+        "approval",
+    ] {
+        assert!(layers.iter().any(|l| l["layer"] == name), "{name}: {d}");
+    }
+    let decided: Vec<_> = layers.iter().filter(|l| l["decided"] == true).collect();
+    assert_eq!(decided.len(), 1, "{d}");
+    assert_eq!(decided[0]["layer"], d["layer"], "{d}");
+    assert_eq!(decided[0]["verdict"], "escalate", "{d}");
+    // Without --dry-run the Decision stays as it was: no layers.
+    let plain = json(&toolgate(&["check", "--stateless", "--", "ls"], ""));
+    assert!(plain.get("layers").is_none(), "{plain}");
+}

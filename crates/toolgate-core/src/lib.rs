@@ -70,4 +70,4 @@ pub use protected::{DEFAULT_PORT, Protected};
 pub use protocol::protocol_text;
 pub use redact::{bound_size, redact_in_place, redact_text, redact_value};
 pub use shown::{visible, visible_line};
-pub use time::{SpanStyle, duration_ms, rfc3339_ms, span};
+pub use time::{SpanStyle, duration_ms, parse_rfc3339_ms, rfc3339_ms, span};

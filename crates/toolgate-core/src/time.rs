@@ -15,6 +15,14 @@ pub fn rfc3339_ms(unix_ms: i64) -> String {
     humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
+/// The Unix time in milliseconds of RFC 3339 text as [`rfc3339_ms`]
+/// writes it (any UTC RFC 3339 time is read); `None` for other text.
+pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
+    let t = humantime::parse_rfc3339_weak(text).ok()?;
+    let ms = t.duration_since(UNIX_EPOCH).ok()?.as_millis();
+    i64::try_from(ms).ok()
+}
+
 /// Milliseconds in a duration, saturating at `i64::MAX`.
 pub fn duration_ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
@@ -65,6 +73,14 @@ pub fn span(secs: u64, style: SpanStyle) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_text_reads_back() {
+        for ms in [0, 1_700_000_000_123, 1_800_000_000_000] {
+            assert_eq!(parse_rfc3339_ms(&rfc3339_ms(ms)), Some(ms));
+        }
+        assert_eq!(parse_rfc3339_ms("yesterday"), None);
+    }
 
     /// Pins every style's text: these strings are in block reasons, the
     /// agent protocol text and CLI tables.

@@ -3,6 +3,7 @@
 
 use crate::app::{App, Event};
 use crate::records::live_event;
+use crate::stats::{Outcome, Totals};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -50,7 +51,9 @@ pub fn spawn_all(app: &Arc<App>) {
 
 async fn tail(app: Arc<App>, every: Duration) {
     // From the head read when the daemon was bound, before any request.
-    let mut next = app.audit_head.lock().unwrap_or_else(|p| p.into_inner()).0 + 1;
+    let head = app.audit_head.lock().unwrap_or_else(|p| p.into_inner()).0;
+    seed_stats(&app, head).await;
+    let mut next = head + 1;
     let mut created: HashMap<String, Instant> = HashMap::new();
     loop {
         tokio::select! {
@@ -92,6 +95,7 @@ async fn tail(app: Arc<App>, every: Duration) {
                 continue;
             };
             count_outcome(&entry, &mut created);
+            count_decision(&app, &entry);
             route(&app, &entry);
             note_knowledge_error(&app, &entry);
             if let Some((json, approval)) = live_event(&entry) {
@@ -109,6 +113,94 @@ async fn tail(app: Arc<App>, every: Duration) {
             // More is waiting: go again without sleeping.
             app.committed.notify_one();
         }
+    }
+}
+
+/// Most recent decisions read to draw the last ten minutes at start.
+const SEED_RECENT: usize = 50_000;
+
+/// Starts the dashboard's counts from the decisions the log holds up to
+/// `head` (the tail counts those after it): totals from the decisions
+/// index, and the chart's last ten minutes from the newest decisions.
+async fn seed_stats(app: &Arc<App>, head: u64) {
+    let store = app.store.clone();
+    let now_s = app.clock.now_ms().div_euclid(1000);
+    let read = tokio::task::spawn_blocking(move || {
+        let counts = store.decision_counts(head)?;
+        let rows = store.decisions(
+            &toolgate_store::DecisionFields::default(),
+            head.saturating_add(1),
+            SEED_RECENT,
+        )?;
+        Ok::<_, toolgate_store::StoreError>((counts, rows))
+    })
+    .await;
+    let (counts, rows) = match read {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot count the decisions the audit log holds: the dashboard counts from now on");
+            return;
+        }
+        Err(_) => return,
+    };
+    let mut totals = Totals::default();
+    for c in counts {
+        if let Some(o) = Outcome::of(&c.decision, &c.layer) {
+            totals.add(o, c.count);
+        }
+    }
+    let first = now_s - crate::stats::HISTORY_SECS as i64;
+    let mut recent = Vec::new();
+    for row in rows {
+        let Ok(entry) = serde_json::from_str::<Value>(&row.entry) else {
+            continue;
+        };
+        let Some((t, o)) = decision_outcome(&entry) else {
+            continue;
+        };
+        if t < first {
+            break;
+        }
+        recent.push((t, o));
+    }
+    app.stats.seed(totals, &recent, now_s);
+}
+
+/// A decision entry's second (from its `ts`) and outcome.
+fn decision_outcome(entry: &Value) -> Option<(i64, Outcome)> {
+    if entry.get("kind").and_then(Value::as_str) != Some("decision") {
+        return None;
+    }
+    let data = entry.get("data")?;
+    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
+    let outcome = Outcome::of(field("decision"), field("layer"))?;
+    let ts = entry.get("ts").and_then(Value::as_str)?;
+    let t = toolgate_core::parse_rfc3339_ms(ts)?.div_euclid(1000);
+    Some((t, outcome))
+}
+
+/// Counts a decision any process recorded, as seen now; a runtime's hook
+/// naming itself as the agent marks that runtime's hook as seen.
+fn count_decision(app: &App, entry: &Value) {
+    if entry.get("kind").and_then(Value::as_str) != Some("decision") {
+        return;
+    }
+    let Some(data) = entry.get("data") else {
+        return;
+    };
+    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
+    let Some(outcome) = Outcome::of(field("decision"), field("layer")) else {
+        return;
+    };
+    let now = app.clock.now_ms();
+    app.stats.count(now.div_euclid(1000), outcome);
+    if let Some(rt) = data
+        .get("call")
+        .and_then(|c| c.get("agent"))
+        .and_then(Value::as_str)
+        .and_then(toolgate_core::hooks::Runtime::parse)
+    {
+        app.canaries.hook_seen(rt.as_str(), now);
     }
 }
 

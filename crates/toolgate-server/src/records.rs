@@ -20,6 +20,7 @@ pub fn decision_record(entry: &Value) -> Option<Value> {
         "trace": field(entry, "trace"),
         "tool": field(&call, "tool"),
         "decision": field(data, "decision"),
+        "outcome": outcome_of(data),
         "risk": field(data, "risk"),
         "score": field(data, "score"),
         "layer": field(data, "layer"),
@@ -30,6 +31,16 @@ pub fn decision_record(entry: &Value) -> Option<Value> {
         "summary": field(data, "summary"),
         "call": call,
     }))
+}
+
+/// What a decision came to as a person reads it (`allow`, `hold`,
+/// `escalate`, `block`): a knowledge hold is a `block` on the wire but not
+/// a refusal. `null` for a decision this version does not know.
+fn outcome_of(data: &Value) -> Value {
+    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
+    crate::stats::Outcome::of(field("decision"), field("layer")).map_or(Value::Null, |o| {
+        serde_json::to_value(o).unwrap_or(Value::Null)
+    })
 }
 
 /// The store's query from `/v1/decisions`' parameters: an empty parameter

@@ -21,8 +21,9 @@ const DEFAULT_POLICY: &str = include_str!("../../../policies/default.toml");
 struct Daemon {
     url: String,
     store: Arc<SqliteStore>,
-    /// The policy file and the store; removed when the daemon drops.
-    dir: tempfile::TempDir,
+    /// The policy file and the store; removed when the last holder drops
+    /// (a restarted daemon shares it).
+    dir: Arc<tempfile::TempDir>,
     http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -68,7 +69,16 @@ async fn start(policy: &str) -> Daemon {
 
 /// [`start`], signing the audit log's checkpoints with `key` if given.
 async fn start_with(policy: &str, key: Option<Arc<toolgate_gate::DaemonKey>>) -> Daemon {
-    let dir = temp_dir();
+    start_in(Arc::new(temp_dir()), policy, key).await
+}
+
+/// [`start_with`] on the policy file and store in `dir` (a restart when
+/// another daemon used it before).
+async fn start_in(
+    dir: Arc<tempfile::TempDir>,
+    policy: &str,
+    key: Option<Arc<toolgate_gate::DaemonKey>>,
+) -> Daemon {
     let policy_path = dir.path().join("policy.toml");
     std::fs::write(&policy_path, policy).unwrap();
     let store = Arc::new(SqliteStore::open(&dir.path().join("state"), SyncMode::Normal).unwrap());
@@ -793,13 +803,114 @@ async fn decisions_filter_and_page() {
     assert_eq!(none["decisions"].as_array().unwrap().len(), 0);
 }
 
+/// `/v1/state` once its `totals` are `want` (the audit tail counts what
+/// was recorded within a fraction of a second), or as it last read after
+/// ten seconds of polling.
+async fn state_with_totals(d: &Daemon, want: &Value) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        let (s, v) = d.get("/v1/state", Some(OPERATOR)).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        if &v["totals"] == want {
+            return v;
+        }
+        last = v;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    last
+}
+
+/// Records a decision as a hook deciding in its own process does: straight
+/// into the store, never through the daemon.
+fn record_elsewhere(store: &SqliteStore, decision: &str, layer: &str) {
+    use toolgate_store::Store;
+    let event = toolgate_core::AuditEvent {
+        ts_ms: SystemClock.now_ms(),
+        trace: "elsewhere".into(),
+        kind: toolgate_core::AuditKind::Decision,
+        data: json!({
+            "decision": decision, "layer": layer, "risk": "R2", "reason": "r",
+            "call": {"tool": "Bash", "agent": "claude-code", "params": {"command": "x"}},
+        }),
+    };
+    let mut tx = store.begin().unwrap();
+    tx.append(&event).unwrap();
+    tx.commit().unwrap();
+}
+
+#[tokio::test]
+async fn counts_are_the_logs_whoever_decided_and_survive_a_restart() {
+    let d = start(DEFAULT_POLICY).await;
+    d.check(exec("ls")).await;
+    d.check(exec("ls -la")).await;
+    record_elsewhere(&d.store, "escalate", "exec");
+    record_elsewhere(&d.store, "block", "knowledge");
+    record_elsewhere(&d.store, "block", "exec");
+    let want = json!({"allow": 2, "hold": 1, "escalate": 1, "block": 1});
+    let v = state_with_totals(&d, &want).await;
+    assert_eq!(v["totals"], want, "{v}");
+    // The feed says the same: every decision, a knowledge block read as a hold.
+    let (_, feed) = d.get("/v1/decisions?limit=100", Some(OPERATOR)).await;
+    let outcomes: Vec<&str> = feed["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes.len(), 5, "{feed}");
+    for o in ["allow", "hold", "escalate", "block"] {
+        let n = outcomes.iter().filter(|&&x| x == o).count() as u64;
+        assert_eq!(n, want[o].as_u64().unwrap(), "{o} in {outcomes:?}");
+    }
+    // The last ten minutes hold them too.
+    let in_series = |v: &Value, k: &str| -> u64 {
+        v["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[k].as_u64().unwrap())
+            .sum()
+    };
+    // A hook that named itself reported to the integrations panel.
+    assert!(
+        v["integrations"].to_string().contains("claude-code"),
+        "{}",
+        v["integrations"]
+    );
+
+    // A restarted daemon starts from what the log holds.
+    let dir = d.dir.clone();
+    drop(d);
+    let d = start_in(dir, DEFAULT_POLICY, None).await;
+    let v = state_with_totals(&d, &want).await;
+    assert_eq!(v["totals"], want, "after a restart: {v}");
+    let mut recent = Value::Null;
+    for _ in 0..40 {
+        let (_, v) = d.get("/v1/state", Some(OPERATOR)).await;
+        if in_series(&v, "allow") == 2 {
+            recent = v;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(in_series(&recent, "allow"), 2, "the chart after a restart");
+    assert_eq!(in_series(&recent, "hold"), 1);
+    d.check(exec("ls")).await;
+    let want = json!({"allow": 3, "hold": 1, "escalate": 1, "block": 1});
+    let v = state_with_totals(&d, &want).await;
+    assert_eq!(v["totals"], want, "{v}");
+}
+
 #[tokio::test]
 async fn state_audit_protocol_metrics_and_ui() {
     let d = start(DEFAULT_POLICY).await;
     d.check(exec("ls")).await;
-    let (s, v) = d.get("/v1/state", Some(OPERATOR)).await;
-    assert_eq!(s, StatusCode::OK);
-    assert_eq!(v["totals"]["allow"], 1);
+    let v = state_with_totals(
+        &d,
+        &json!({"allow": 1, "hold": 0, "escalate": 0, "block": 0}),
+    )
+    .await;
+    assert_eq!(v["totals"]["allow"], 1, "{v}");
     assert!(
         v["policy"]["origin"]
             .as_str()
@@ -1185,7 +1296,7 @@ async fn a_policy_made_writable_is_rejected_on_reload() {
     let d = Daemon {
         url,
         store,
-        dir,
+        dir: Arc::new(dir),
         http: client(),
         stop: Some(stop),
     };

@@ -36,6 +36,7 @@ import { S } from './state.js';
  * @property {string} [trace]
  * @property {string} [tool]
  * @property {Decision | string} [decision]
+ * @property {'allow' | 'hold' | 'escalate' | 'block' | null} [outcome] how a person reads it: a knowledge hold is `hold`
  * @property {string} [risk] "R0".."R4"
  * @property {number} [score]
  * @property {string} [layer]
@@ -146,10 +147,11 @@ import { S } from './state.js';
  */
 
 /**
- * One second of checks: `/v1/state` `series` and the `stats` event.
+ * One second of decisions: `/v1/state` `series` and the `stats` event.
  * @typedef {Object} Bucket
  * @property {number} t Unix seconds
  * @property {number} [allow]
+ * @property {number} [hold] knowledge holds (not in `block`)
  * @property {number} [block]
  * @property {number} [escalate]
  * @property {number} [p50_us]
@@ -178,7 +180,7 @@ import { S } from './state.js';
  * @property {{origin?: string, loaded?: string, reloads?: number, last_error?: string | null, sources?: string[], watched?: string[]}} [policy]
  * @property {{length?: number, head_hash?: string}} [audit]
  * @property {number} [pending_approvals]
- * @property {{allow?: number, block?: number, escalate?: number}} [totals]
+ * @property {{allow?: number, hold?: number, block?: number, escalate?: number}} [totals]
  * @property {Bucket[]} [series] the last 10 minutes, oldest first
  * @property {Bypass[]} [bypasses]
  * @property {Integration[]} [integrations]

@@ -55,7 +55,7 @@ export function badge(decision) {
  * @returns {boolean}
  */
 export function isHold(r) {
-  return r.decision === 'block' && r.layer === 'knowledge';
+  return r.outcome ? r.outcome === 'hold' : r.decision === 'block' && r.layer === 'knowledge';
 }
 
 /** @returns {HTMLElement} */

@@ -1,5 +1,5 @@
 // The two charts, drawn on canvas with no library: decisions per second
-// (stacked allow / escalate / block) and the daemon's check latency (p50,
+// (stacked allow / hold / escalate / block) and the daemon's check latency (p50,
 // p99), over the last 10 minutes of 1-second buckets. Owns the series
 // (seeded from /v1/state, extended by each `stats` event), the hover
 // read-outs and redrawing on resize, zoom and theme changes.
@@ -12,7 +12,7 @@ import { renderRates, renderTotals } from './tiles.js';
 /** @import { Bucket } from './api.js' */
 
 /** The decisions a bucket counts, in the order they are stacked in totals. */
-const KINDS = /** @type {const} */ (['allow', 'block', 'escalate']);
+const KINDS = /** @type {const} */ (['allow', 'hold', 'escalate', 'block']);
 
 /** @typedef {{start: number, end: number}} TimeWindow */
 /** @typedef {{max: number, step: number}} Scale */
@@ -188,21 +188,21 @@ function drawDecisionsChart() {
   const { ctx, w, h: hgt } = prepareCanvas(canvas);
   const win = timeWindow();
   let max = 0;
-  let sum = { allow: 0, block: 0, escalate: 0 };
+  let sum = { allow: 0, hold: 0, block: 0, escalate: 0 };
   for (let t = win.start; t <= win.end; t++) {
     const b = S.series.get(t);
     if (!b) continue;
-    max = Math.max(max, (b.allow || 0) + (b.block || 0) + (b.escalate || 0));
+    max = Math.max(max, (b.allow || 0) + (b.hold || 0) + (b.block || 0) + (b.escalate || 0));
     for (const k of KINDS) sum[k] += b[k] || 0;
   }
   const scale = niceScale(max);
   const { plotW, plotH } = drawGrid(ctx, w, hgt, scale, (v) => number(v), win);
   const bw = plotW / SERIES_SECONDS;
-  const colors = { allow: cssVar('--allow'), escalate: cssVar('--escalate'), block: cssVar('--block') };
-  // Stack bottom-up: allow, escalate, block. One path per colour is much
-  // cheaper than a fill per rectangle.
+  const colors = { allow: cssVar('--allow'), hold: cssVar('--hold'), escalate: cssVar('--escalate'), block: cssVar('--block') };
+  // Stack bottom-up: allow, hold, escalate, block. One path per colour is
+  // much cheaper than a fill per rectangle.
   /** @type {Array<[keyof typeof colors, Array<keyof typeof colors>]>} */
-  const stack = [['allow', []], ['escalate', ['allow']], ['block', ['allow', 'escalate']]];
+  const stack = [['allow', []], ['hold', ['allow']], ['escalate', ['allow', 'hold']], ['block', ['allow', 'hold', 'escalate']]];
   for (const [k, below] of stack) {
     ctx.beginPath();
     for (let t = win.start; t <= win.end; t++) {
@@ -226,9 +226,9 @@ function drawDecisionsChart() {
   if (ht != null) {
     /** @type {Partial<Bucket>} */
     const b = S.series.get(ht) || {};
-    readout.textContent = `${time(ht * 1000)}  allow ${b.allow || 0} · escalate ${b.escalate || 0} · block ${b.block || 0}`;
+    readout.textContent = `${time(ht * 1000)}  allow ${b.allow || 0} · hold ${b.hold || 0} · escalate ${b.escalate || 0} · block ${b.block || 0}`;
   } else {
-    readout.textContent = `10 min: ${number(sum.allow)} allow · ${number(sum.escalate)} escalate · ${number(sum.block)} block`;
+    readout.textContent = `10 min: ${number(sum.allow)} allow · ${number(sum.hold)} hold · ${number(sum.escalate)} escalate · ${number(sum.block)} block`;
   }
 }
 

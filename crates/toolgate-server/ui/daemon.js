@@ -90,7 +90,7 @@ export function applyState(st) {
   S.server = st;
   S.serverAt = Date.now();
   if (st.totals) {
-    S.totals = { allow: st.totals.allow || 0, block: st.totals.block || 0, escalate: st.totals.escalate || 0 };
+    S.totals = { allow: st.totals.allow || 0, hold: st.totals.hold || 0, block: st.totals.block || 0, escalate: st.totals.escalate || 0 };
     // The totals include the second still open when they were read (the
     // one after the newest closed bucket), partly. Counting stats buckets
     // only after it keeps the tiles from ever counting a check twice; the

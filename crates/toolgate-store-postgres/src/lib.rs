@@ -83,7 +83,9 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Config, IsolationLevel, NoTls, Row};
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
 use toolgate_core::{Approval, ApprovalId};
-use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
+use toolgate_store::{
+    AuditRow, Bypass, DecisionCount, DecisionFields, Operator, Store, StoreError, Tx,
+};
 
 /// At most this many connections write at once per store (writers queue on
 /// one lock anyway; the rest wait here, in process, without a connection).
@@ -666,6 +668,33 @@ impl Store for PostgresStore {
         let rows = self.read(&decisions_sql(q), &params)?;
         rows.iter()
             .map(|r| audit_row(r).map_err(|e| self.row_err(e)))
+            .collect()
+    }
+
+    fn decision_counts(&self, through: u64) -> Result<Vec<DecisionCount>, StoreError> {
+        let through = i64::try_from(through).unwrap_or(i64::MAX);
+        let rows = self.read(
+            "SELECT decision, layer, count(*) FROM decisions WHERE seq <= $1 \
+             GROUP BY decision, layer",
+            &[&through],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(DecisionCount {
+                    decision: r
+                        .try_get::<_, Option<String>>(0)
+                        .map_err(|e| self.row_err(RowError::Db(e)))?
+                        .unwrap_or_default(),
+                    layer: r
+                        .try_get::<_, Option<String>>(1)
+                        .map_err(|e| self.row_err(RowError::Db(e)))?
+                        .unwrap_or_default(),
+                    count: r
+                        .try_get::<_, i64>(2)
+                        .map_err(|e| self.row_err(RowError::Db(e)))?
+                        .max(0) as u64,
+                })
+            })
             .collect()
     }
 

@@ -743,6 +743,24 @@ fn check_decisions_against(s: &PostgresStore, model: &[(u64, DecisionFields)]) {
         }
     }
     assert!(checked > 100, "too few queries found anything: {checked}");
+    // Counted by decision and layer, whole and up to a seq.
+    for through in [u64::MAX, 60] {
+        let mut want: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for (_, f) in model.iter().filter(|(seq, _)| *seq <= through) {
+            let key = (
+                f.decision.clone().unwrap_or_default(),
+                f.layer.clone().unwrap_or_default(),
+            );
+            *want.entry(key).or_default() += 1;
+        }
+        let got: std::collections::BTreeMap<(String, String), u64> = s
+            .decision_counts(through)
+            .unwrap()
+            .into_iter()
+            .map(|c| ((c.decision, c.layer), c.count))
+            .collect();
+        assert_eq!(got, want, "counts through {through}");
+    }
 }
 
 #[test]

@@ -37,7 +37,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use toolgate_core::knowledge::memory::{Category, Memory, MemoryQuery};
 use toolgate_core::{Approval, ApprovalId};
-use toolgate_store::{AuditRow, Bypass, DecisionFields, Operator, Store, StoreError, Tx};
+use toolgate_store::{
+    AuditRow, Bypass, DecisionCount, DecisionFields, Operator, Store, StoreError, Tx,
+};
 use tx::SqliteTx;
 
 /// How hard a commit waits for the disk.
@@ -745,6 +747,27 @@ impl Store for SqliteStore {
                 // the cache keeps the ones in use.
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let rows = stmt.query_map(&args[..], audit_row)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })()
+            .map_err(self.err())
+        })
+    }
+
+    fn decision_counts(&self, through: u64) -> Result<Vec<DecisionCount>, StoreError> {
+        let through = through.min(i64::MAX as u64) as i64;
+        self.with_reader(|conn| {
+            (|| {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT decision, layer, count(*) FROM decisions WHERE seq <= ?1 \
+                     GROUP BY decision, layer",
+                )?;
+                let rows = stmt.query_map([through], |r| {
+                    Ok(DecisionCount {
+                        decision: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                        layer: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                        count: r.get::<_, i64>(2)?.max(0) as u64,
+                    })
+                })?;
                 rows.collect::<rusqlite::Result<Vec<_>>>()
             })()
             .map_err(self.err())

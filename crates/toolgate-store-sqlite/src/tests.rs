@@ -487,6 +487,25 @@ fn decisions_filter_by_every_combination_of_fields() {
         .decisions(&DecisionFields::default(), u64::MAX, usize::MAX)
         .unwrap();
     assert_eq!(everything.len(), all.len());
+    // Counted by decision and layer, whole and up to a seq.
+    for through in [u64::MAX, 40] {
+        let mut want: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for (_, f) in all.iter().filter(|(row, _)| row.seq <= through) {
+            let key = (
+                f.decision.clone().unwrap_or_default(),
+                f.layer.clone().unwrap_or_default(),
+            );
+            *want.entry(key).or_default() += 1;
+        }
+        let got: std::collections::BTreeMap<(String, String), u64> = store
+            .decision_counts(through)
+            .unwrap()
+            .into_iter()
+            .map(|c| ((c.decision, c.layer), c.count))
+            .collect();
+        assert_eq!(got, want, "counts through {through}");
+        assert!(want.len() > 1, "{want:?}");
+    }
     assert!(
         everything.windows(2).all(|w| w[0].seq > w[1].seq),
         "newest first"

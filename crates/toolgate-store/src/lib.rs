@@ -25,7 +25,7 @@ mod error;
 mod rows;
 
 pub use error::StoreError;
-pub use rows::{Ack, Bypass, DecisionFields, Operator, Shown};
+pub use rows::{Ack, Bypass, DecisionCount, DecisionFields, Operator, Shown};
 
 use std::sync::Arc;
 
@@ -98,6 +98,12 @@ pub trait Store: Send + Sync {
         before: u64,
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError>;
+
+    /// How many decisions with `seq <= through` the log holds, by decision
+    /// and deciding layer, counted through the decisions index (a read of
+    /// the index, not of the log's entries): how a restarted daemon's
+    /// counts start where the log stands.
+    fn decision_counts(&self, through: u64) -> Result<Vec<DecisionCount>, StoreError>;
 
     /// Memories matching `q`: text contains any term as whole words (phrase
     /// for multi-word terms), confidence >= `q.min_confidence`, at least one

@@ -123,6 +123,19 @@ pub struct Shown {
     pub keys: Vec<String>,
 }
 
+/// How many decisions of one kind the audit log holds: those that ended
+/// in `decision` (`allow`, `block`, `escalate`) from the deciding `layer`
+/// (empty where the entry named none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DecisionCount {
+    /// `data.decision`.
+    pub decision: String,
+    /// `data.layer`, or empty.
+    pub layer: String,
+    /// How many.
+    pub count: u64,
+}
+
 /// The fields of a decision's audit entry that decisions are looked up by
 /// (the filters of `GET /v1/decisions`). As index keys: what one decision
 /// entry holds (`None` where the entry has no string there). As a query:

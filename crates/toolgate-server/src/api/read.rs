@@ -50,7 +50,6 @@ pub async fn state(
 ) -> Result<Json<Value>, ApiError> {
     app.authenticate(&headers, None, Role::Operator).await?;
     let now = app.clock.now_ms();
-    let [allow, block, escalate] = app.stats.totals();
     let (length, head_hash) = app
         .audit_head
         .lock()
@@ -65,7 +64,9 @@ pub async fn state(
         "policy": app.policy_view(),
         "audit": {"length": length, "head_hash": head_hash},
         "pending_approvals": app.pending(),
-        "totals": {"allow": allow, "block": block, "escalate": escalate},
+        // Over the whole audit log, whichever process decided; `block`
+        // does not include knowledge holds, which are `hold`.
+        "totals": app.stats.totals(),
         "series": app.stats.series(),
         "integrations": app.canaries.view(now),
         "knowledge": knowledge_state(&app, now),

@@ -3,6 +3,7 @@
 //! approve from another machine.
 
 use crate::approvals_cmd::{ApprovalsCommand, IdArg, id_arg, print_table, print_view};
+use crate::state::DataDirArgs;
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use toolgate_gate::{ApprovalView, Clock, SystemClock};
 /// Runs an approvals subcommand against the daemon at `url`: exit 0 on
 /// success, 1 when refused or not found, 2 on bad usage or an unreachable
 /// daemon.
-pub(crate) fn run(cmd: ApprovalsCommand, url: &str) -> ExitCode {
+pub(crate) fn run(cmd: ApprovalsCommand, url: &str, data: &DataDirArgs) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -23,7 +24,7 @@ pub(crate) fn run(cmd: ApprovalsCommand, url: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run_inner(cmd, url.trim_end_matches('/'))) {
+    match runtime.block_on(run_inner(cmd, url.trim_end_matches('/'), data)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -129,26 +130,28 @@ impl Daemon {
     }
 }
 
-async fn run_inner(cmd: ApprovalsCommand, url: &str) -> Result<()> {
+async fn run_inner(cmd: ApprovalsCommand, url: &str, data: &DataDirArgs) -> Result<()> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(anyhow!(
             "--url {url:?}: give the daemon's address, such as http://127.0.0.1:7878"
         ));
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let token = match &cmd {
+    let given = match &cmd {
         ApprovalsCommand::List { token, .. }
         | ApprovalsCommand::Show { token, .. }
         | ApprovalsCommand::Approve { token, .. }
         | ApprovalsCommand::Deny { token, .. } => token.clone(),
-    }
-    .filter(|t| !t.trim().is_empty())
-    .ok_or_else(|| {
-        anyhow!(
-            "a daemon needs an operator token: pass --token TOKEN or set \
-             TOOLGATE_APPROVER_TOKEN (`toolgate operators add NAME` makes one)"
-        )
-    })?;
+    };
+    // As `toolgate ui`: the shared operator token of this user's daemon
+    // when no token of a person's own is given.
+    let token = crate::daemon_token::token(
+        given.as_deref(),
+        crate::daemon_token::Shared::Operator,
+        data,
+        "pass --token TOKEN or set TOOLGATE_APPROVER_TOKEN (`toolgate operators add NAME` \
+         makes one of your own)",
+    )?;
     let daemon = Daemon {
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))

@@ -45,6 +45,16 @@ pub(crate) struct CheckArgs {
     /// input). Without it every decision exits 0.
     #[arg(long)]
     exit_code: bool,
+    /// A running daemon to ask instead of deciding here
+    /// (`http://127.0.0.1:7878`): its policy and state decide, and it
+    /// records the call as any agent's. The token is `--token`, else
+    /// TOOLGATE_AGENT_TOKEN, else the data directory's agent.token.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["stateless", "dry_run", "jsonl"])]
+    url: Option<String>,
+    /// With --url: the token to ask with (the daemon's agent token, or an
+    /// operator's).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
     /// With a command after `--`: the tool it is a call of.
     #[arg(long, default_value = "exec", requires = "command")]
     tool: String,
@@ -416,6 +426,9 @@ fn decider(args: &CheckArgs, data: &DataDirArgs) -> Result<Decider> {
 }
 
 pub(crate) fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
+    if let Some(url) = &args.url {
+        return run_remote(&args, url, data);
+    }
     let decider = match decider(&args, data) {
         Ok(d) => d,
         Err(e) => {
@@ -436,17 +449,88 @@ pub(crate) fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
     if let Some(call) = given {
         return answer(&args, &decider, &call);
     }
+    match call_from_stdin() {
+        Ok(call) => answer(&args, &decider, &call),
+        Err(e) => {
+            eprintln!("toolgate check: {}", one_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The one ToolCall JSON on stdin.
+fn call_from_stdin() -> Result<ToolCall> {
     let mut input = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut input) {
-        eprintln!("toolgate check: cannot read stdin: {e}");
-        return ExitCode::from(2);
-    }
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read stdin")?;
     if input.trim().is_empty() {
-        eprintln!("toolgate check: no input: pipe one ToolCall JSON object on stdin");
-        return ExitCode::from(2);
+        return Err(anyhow!(
+            "no input: pipe one ToolCall JSON object on stdin, or give a command after `--`"
+        ));
     }
-    match parse_call(&input) {
-        Ok((call, _)) => answer(&args, &decider, &call),
+    Ok(parse_call(&input)?.0)
+}
+
+/// `toolgate check --url URL`: the call (after `--`, or on stdin) judged
+/// by the daemon at `url`, its Decision printed as a local one is.
+fn run_remote(args: &CheckArgs, url: &str, data: &DataDirArgs) -> ExitCode {
+    let decided = (|| -> Result<(ToolCall, Decision)> {
+        let base = url.trim().trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(anyhow!(
+                "--url {base:?}: give the daemon's address, such as http://127.0.0.1:7878"
+            ));
+        }
+        let token = crate::daemon_token::token(
+            args.token.as_deref(),
+            crate::daemon_token::Shared::Agent,
+            data,
+            "pass --token (the daemon's agent token, or an operator's)",
+        )?;
+        let call = match args.command_call()? {
+            Some(call) => call,
+            None => call_from_stdin()?,
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start")?;
+        let decision = runtime.block_on(async {
+            let resp = reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .build()
+                .context("cannot set up the HTTP client")?
+                .post(format!("{base}/v1/check"))
+                .bearer_auth(&token)
+                .json(&call)
+                .send()
+                .await
+                .with_context(|| {
+                    format!("cannot reach the daemon at {base}: is `toolgate serve` running there?")
+                })?;
+            let status = resp.status();
+            let body: Value = resp.json().await.unwrap_or(Value::Null);
+            if !status.is_success() {
+                let advice = if status.as_u16() == 401 {
+                    " (pass --token with the daemon's agent token)"
+                } else {
+                    ""
+                };
+                return Err(anyhow!(
+                    "{}{advice}",
+                    crate::approvals_remote::error_message(status, &body)
+                ));
+            }
+            serde_json::from_value::<Decision>(body).context(
+                "the daemon's answer is not a Decision: is it a toolgate daemon of this version?",
+            )
+        })?;
+        Ok((call, decision))
+    })();
+    match decided {
+        Ok((call, decision)) => show(args, &call, &decision, None),
         Err(e) => {
             eprintln!("toolgate check: {}", one_line(&e));
             ExitCode::from(2)
@@ -457,7 +541,6 @@ pub(crate) fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
 /// Decides one call and prints the answer: JSON, or for a person at a
 /// terminal (without `--json`) a few readable lines.
 fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
-    use std::io::IsTerminal;
     let decision = match decider.decide(std::slice::from_ref(call)) {
         Ok(mut d) => d.remove(0),
         Err(e) => {
@@ -466,9 +549,21 @@ fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
         }
     };
     let layers = decider.layers(call, &decision);
+    show(args, call, &decision, layers.as_deref())
+}
+
+/// Prints a decision (JSON, or readable lines for a person at a terminal,
+/// with the dry run's `layers` when given) and exits as `--exit-code` says.
+fn show(
+    args: &CheckArgs,
+    call: &ToolCall,
+    decision: &Decision,
+    layers: Option<&[LayerRow]>,
+) -> ExitCode {
+    use std::io::IsTerminal;
     if args.json || !std::io::stdout().is_terminal() {
-        let line = serde_json::to_value(&decision).and_then(|mut v| {
-            if let (Some(rows), Some(obj)) = (&layers, v.as_object_mut()) {
+        let line = serde_json::to_value(decision).and_then(|mut v| {
+            if let (Some(rows), Some(obj)) = (layers, v.as_object_mut()) {
                 obj.insert("layers".into(), serde_json::to_value(rows)?);
             }
             serde_json::to_string(&v)
@@ -481,8 +576,8 @@ fn answer(args: &CheckArgs, decider: &Decider, call: &ToolCall) -> ExitCode {
             }
         }
     } else {
-        print!("{}", human(call, &decision));
-        if let Some(rows) = &layers {
+        print!("{}", human(call, decision));
+        if let Some(rows) = layers {
             print!("{}", human_layers(rows));
         }
     }

@@ -8,6 +8,7 @@ mod audit_cmd;
 mod bypass_cmd;
 mod check;
 mod codex_trust_cmd;
+mod daemon_token;
 mod deadline;
 mod decider;
 mod doctor_cmd;
@@ -68,7 +69,9 @@ enum Command {
         command: approvals_cmd::ApprovalsCommand,
         /// A running daemon to ask instead of the local data directory
         /// (`http://host:7878`); the token is `--token` or
-        /// TOOLGATE_APPROVER_TOKEN (an operator's own, or the shared one).
+        /// TOOLGATE_APPROVER_TOKEN (an operator's own, or the shared one),
+        /// else TOOLGATE_OPERATOR_TOKEN, else the data directory's
+        /// operator.token.
         #[arg(long, global = true, value_name = "URL")]
         url: Option<String>,
     },
@@ -185,7 +188,7 @@ fn main() -> ExitCode {
         Command::McpProxy(args) => mcp_proxy::run(args, &cli.data),
         Command::Uninstall(args) => install_cmd::run_uninstall(args),
         Command::Approvals { command, url } => match url {
-            Some(url) => approvals_remote::run(command, &url),
+            Some(url) => approvals_remote::run(command, &url, &cli.data),
             None => approvals_cmd::run(command, &cli.data),
         },
         Command::Operators { command } => operators_cmd::run(command, &cli.data),

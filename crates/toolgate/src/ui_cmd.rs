@@ -102,27 +102,10 @@ fn link(args: &UiArgs, data: &DataDirArgs) -> Result<(String, String, String)> {
 /// `--token`, else TOOLGATE_OPERATOR_TOKEN, else the data dir's
 /// operator.token (what `toolgate serve` made there).
 fn operator_token(args: &UiArgs, data: &DataDirArgs) -> Result<String> {
-    if let Some(t) = args
-        .token
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
-        return Ok(t.to_string());
-    }
-    if let Some(t) = std::env::var("TOOLGATE_OPERATOR_TOKEN")
-        .ok()
-        .filter(|t| !t.trim().is_empty())
-    {
-        return Ok(t.trim().to_string());
-    }
-    let path = data.resolve().0.join("operator.token");
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "no operator token: pass --token (yours from `toolgate operators add NAME`), or run \
-             this as the user whose daemon keeps {}",
-            path.display()
-        )
-    })?;
-    Ok(text.trim().to_string())
+    crate::daemon_token::token(
+        args.token.as_deref(),
+        crate::daemon_token::Shared::Operator,
+        data,
+        "pass --token (yours from `toolgate operators add NAME`)",
+    )
 }

@@ -870,3 +870,87 @@ fn a_policy_others_can_change_is_refused_unless_allowed() {
         "{v}"
     );
 }
+
+/// Without `--token`, `approvals --url` and `check --url` read the
+/// daemon's token files in the data directory as `toolgate ui` does (the
+/// operator token for approvals, the agent token for check), and `check
+/// --url` prints the daemon's decision as a local check prints its own.
+#[test]
+fn remote_commands_read_the_token_files_like_ui() {
+    let tmp = temp_dir("tokfile");
+    let (d, dir) = daemon_on_a_fresh_dir(tmp.path());
+    let data = dir.join("data");
+    let url = format!("http://{}", d.addr);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .env("TOOLGATE_DATA_DIR", &data)
+            .env_remove("TOOLGATE_APPROVER_TOKEN")
+            .env_remove("TOOLGATE_OPERATOR_TOKEN")
+            .env_remove("TOOLGATE_AGENT_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "check",
+        "--url",
+        &url,
+        "--cwd",
+        "/srv",
+        "--",
+        "kubectl",
+        "apply",
+        "-f",
+        "prod.yaml",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "escalate", "{v}");
+    let id = v["approval"]["id"]
+        .as_str()
+        .expect("the daemon's approval")
+        .to_string();
+    // The daemon made it: the approvals list there shows it, asked with
+    // the operator token read from the data directory.
+    let out = run(&["approvals", "list", "--url", &url]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    // --exit-code works on the daemon's answer too.
+    let out = run(&[
+        "check",
+        "--url",
+        &url,
+        "--exit-code",
+        "--",
+        "rm",
+        "-rf",
+        "/",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    // A wrong token is refused, with what to pass.
+    let out = run(&[
+        "check",
+        "--url",
+        &url,
+        "--token",
+        "wrong-token-0123456789",
+        "--",
+        "ls",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -458,8 +458,23 @@ pub(crate) fn run(args: CheckArgs, data: &DataDirArgs) -> ExitCode {
     }
 }
 
+/// On a terminal, says what `toolgate check` is waiting for before it
+/// reads stdin (a person who typed `toolgate check` alone would otherwise
+/// see nothing happen).
+fn hint_at_a_terminal(what: &str) {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "toolgate check: reading {what} from stdin (end with Ctrl-D), such as \
+             {{\"tool\":\"exec\",\"params\":{{\"command\":\"ls\"}}}}; to judge a command, give it \
+             after `--`: toolgate check -- git push origin main"
+        );
+    }
+}
+
 /// The one ToolCall JSON on stdin.
 fn call_from_stdin() -> Result<ToolCall> {
+    hint_at_a_terminal("one ToolCall JSON");
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
@@ -650,6 +665,7 @@ type Line = (usize, String, Result<(ToolCall, Option<Value>)>);
 /// already waiting in the input are decided and committed together; an
 /// interactive caller writing one line at a time gets each answer at once.
 fn run_jsonl(decider: &Decider) -> ExitCode {
+    hint_at_a_terminal("ToolCall JSON, one per line,");
     let stdin = std::io::stdin();
     let mut reader = BufReader::new(stdin.lock());
     let stdout = std::io::stdout();

@@ -167,12 +167,17 @@ fn main() -> ExitCode {
             return hook_cmd::run(cli.hook, &cli.data);
         }
         Some("check") => {
-            let cli = CheckCli::parse_from(sub_args("check"));
+            let cli = CheckCli::command()
+                .try_get_matches_from(sub_args("check"))
+                .and_then(|m| CheckCli::from_arg_matches(&m))
+                .unwrap_or_else(|e| hint_command_after_dashes(e).exit());
             return check::run(cli.check, &cli.data);
         }
         _ => {}
     }
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| hint_command_after_dashes(e).exit());
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     cli.data.pin_to_command_line(&matches);
     if prints_for_a_reader(&cli.command) {
@@ -201,6 +206,59 @@ fn main() -> ExitCode {
         Command::Store { command } => store_cmd::run(command),
         Command::Setup { command } => setup_cmd::run(command),
     }
+}
+
+/// `toolgate check git push origin main`, without the `--`: clap finds an
+/// unexpected `git`; the error then shows the same command line with the
+/// `--` where it belongs (the words after it cannot be taken as the
+/// command unasked: `toolgate check rm -rf x` would read `-rf` as options).
+fn hint_command_after_dashes(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let Some(ContextValue::String(stray)) = e.get(ContextKind::InvalidArg).cloned() else {
+        return e;
+    };
+    if stray.starts_with('-') {
+        return e;
+    }
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let Some(check) = args
+        .iter()
+        .skip(1)
+        .position(|a| a == "check")
+        .map(|i| i + 1)
+    else {
+        return e;
+    };
+    let Some(at) = args
+        .iter()
+        .skip(check + 1)
+        .position(|a| *a == stray)
+        .map(|i| i + check + 1)
+    else {
+        return e;
+    };
+    let quoted = |words: &[String]| {
+        words
+            .iter()
+            .map(|w| toolgate_core::shell::quote(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let tip = format!(
+        "a command to judge goes after `--`: toolgate {} -- {}",
+        quoted(&args[1..at]),
+        quoted(&args[at..])
+    );
+    e.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
+    e
 }
 
 /// Commands whose output a person pipes into `head`, `less` or `grep`:

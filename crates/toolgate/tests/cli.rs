@@ -1081,3 +1081,87 @@ fn a_dry_run_shows_every_layer_and_which_decided() {
     let plain = json(&toolgate(&["check", "--stateless", "--", "ls"], ""));
     assert!(plain.get("layers").is_none(), "{plain}");
 }
+
+/// `toolgate check git push origin main`, the `--` forgotten: refused as
+/// bad usage (exit 2) with the command line that works.
+#[test]
+fn a_command_without_the_dashes_is_refused_with_the_line_that_works() {
+    for args in [
+        &["check", "git", "push", "origin", "main"][..],
+        &[
+            "--data-dir",
+            "/nonexistent/x",
+            "check",
+            "git",
+            "push",
+            "origin",
+            "main",
+        ][..],
+    ] {
+        let out = toolgate(args, "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("check -- git push origin main"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A pseudo-terminal: its controlling side and the terminal a child gets.
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // SAFETY: plain calls on a descriptor this function owns; the name is
+    // read into a buffer of the size given.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(path)
+            .expect("open the terminal");
+        (std::fs::File::from_raw_fd(master), slave)
+    }
+}
+
+/// `toolgate check` alone at a terminal does not wait silently: it says on
+/// stderr what it reads and how to give a command instead.
+#[test]
+fn check_at_a_terminal_says_what_it_waits_for() {
+    use std::io::BufRead;
+    let (_master, slave) = pty();
+    let dir = fresh_data_dir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["check", "--stateless"])
+        .env("TOOLGATE_DATA_DIR", &dir)
+        .stdin(slave)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stderr).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(std::time::Duration::from_secs(10));
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = line.expect("a line on stderr, not silence");
+    assert!(
+        line.contains("stdin") && line.contains("toolgate check -- "),
+        "{line}"
+    );
+}

@@ -19,9 +19,10 @@ pub(crate) struct ServeArgs {
     /// built-in default policy when absent (or `builtin`).
     #[arg(long, env = "TOOLGATE_POLICY", value_name = "FILE|builtin")]
     policy: Option<PathBuf>,
-    /// Address to listen on, or `none` for the socket only. Anything but
-    /// loopback exposes the API to the network over plain HTTP: put TLS in
-    /// front of it.
+    /// Address to listen on (`127.0.0.1:7878`, `localhost:7878`, or a bare
+    /// port meaning 127.0.0.1:PORT), or `none` for the socket only.
+    /// Anything but loopback exposes the API to the network over plain
+    /// HTTP: put TLS in front of it.
     #[arg(
         long,
         default_value = "127.0.0.1:7878",
@@ -29,6 +30,10 @@ pub(crate) struct ServeArgs {
         value_name = "ADDR|none"
     )]
     listen: String,
+    /// Not an option of `serve`: refused with the `--listen` to use
+    /// instead.
+    #[arg(long, hide = true, value_name = "PORT", value_parser = no_port_option)]
+    port: Option<String>,
     /// A Unix socket to listen on too (e.g. /run/toolgate/toolgate.sock),
     /// in a directory only the daemon's user can write: hooks check that
     /// the socket is the daemon user's. Peers running as another user
@@ -39,6 +44,50 @@ pub(crate) struct ServeArgs {
     /// mode); without it such a policy is refused, at start and on reload.
     #[arg(long)]
     allow_writable_policy: bool,
+}
+
+/// `--port PORT`: always refused, saying what to write instead (a bare
+/// port means loopback, never every interface).
+fn no_port_option(port: &str) -> Result<String, String> {
+    let port = port.trim();
+    let shown = if port.parse::<u16>().is_ok() {
+        port
+    } else {
+        "PORT"
+    };
+    Err(format!(
+        "toolgate serve has no --port: use --listen 127.0.0.1:{shown} (or --listen {shown}, \
+         which means the same)"
+    ))
+}
+
+/// Reads `--listen`: `none`; a bare port, meaning 127.0.0.1:PORT (never
+/// every interface); `localhost:PORT`, meaning 127.0.0.1:PORT; or an
+/// address such as `127.0.0.1:7878` or `[::1]:7878`.
+fn listen_addr(text: &str) -> Result<Option<SocketAddr>> {
+    let l = text.trim();
+    if l.eq_ignore_ascii_case(crate::decider::NONE) {
+        return Ok(None);
+    }
+    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) {
+        return l.parse::<u16>().map(|p| Some(loopback(p))).map_err(|_| {
+            anyhow!("--listen {l:?}: a port is a number from 0 to 65535, such as 7878")
+        });
+    }
+    if let Some((host, port)) = l.rsplit_once(':')
+        && host.eq_ignore_ascii_case("localhost")
+    {
+        return port.parse::<u16>().map(|p| Some(loopback(p))).map_err(|_| {
+            anyhow!("--listen {l:?}: the port after localhost: is a number from 0 to 65535")
+        });
+    }
+    l.parse::<SocketAddr>().map(Some).map_err(|e| {
+        anyhow!(
+            "--listen {l:?}: {e}; give an address such as 127.0.0.1:7878, localhost:7878, a \
+             port (7878, on 127.0.0.1), or none"
+        )
+    })
 }
 
 pub(crate) fn run(args: ServeArgs, data: &DataDirArgs) -> ExitCode {
@@ -66,12 +115,11 @@ fn init_logs() {
 
 fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
     let (dir, _) = data.resolve();
-    let tcp = match args.listen.trim() {
-        l if l.eq_ignore_ascii_case(crate::decider::NONE) => None,
-        l => Some(l.parse::<SocketAddr>().map_err(|e| {
-            anyhow!("--listen {l:?}: {e}; give an address such as 127.0.0.1:7878, or none")
-        })?),
-    };
+    if let Some(port) = &args.port {
+        // The value parser refuses it first; kept for any other way in.
+        anyhow::bail!("{}", no_port_option(port).unwrap_err());
+    }
+    let tcp = listen_addr(&args.listen)?;
     let socket = args
         .socket
         .as_deref()
@@ -298,5 +346,29 @@ fn warn_writable(policy: Option<&std::path::Path>) {
             w.path.display(),
             w.why
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bare port and `localhost:PORT` mean loopback; a bare port never
+    /// means every interface; anything else is an address or refused.
+    #[test]
+    fn listen_takes_a_port_localhost_or_an_address() {
+        let at = |t: &str| listen_addr(t).unwrap().map(|a| a.to_string());
+        assert_eq!(at("7881").as_deref(), Some("127.0.0.1:7881"));
+        assert_eq!(at("localhost:7882").as_deref(), Some("127.0.0.1:7882"));
+        assert_eq!(at("LOCALHOST:7882").as_deref(), Some("127.0.0.1:7882"));
+        assert_eq!(at("0.0.0.0:7878").as_deref(), Some("0.0.0.0:7878"));
+        assert_eq!(at("[::1]:7878").as_deref(), Some("[::1]:7878"));
+        assert_eq!(at("none"), None);
+        for bad in ["99999", "localhost:http", "localhost", "example.com:80", ""] {
+            let e = listen_addr(bad).unwrap_err().to_string();
+            assert!(e.contains("--listen"), "{bad}: {e}");
+        }
+        let e = no_port_option("7881").unwrap_err();
+        assert!(e.contains("--listen 127.0.0.1:7881"), "{e}");
     }
 }

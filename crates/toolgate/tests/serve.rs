@@ -954,3 +954,27 @@ fn remote_commands_read_the_token_files_like_ui() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `serve --port` is refused with the `--listen` to use; `--listen
+/// localhost:PORT` and a bare port both listen on 127.0.0.1, never on
+/// every interface.
+#[test]
+fn listen_takes_localhost_and_a_bare_port_and_port_says_what_to_use() {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--port", "7881"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--listen 127.0.0.1:7881"), "{err}");
+    for listen in ["localhost:0", "0"] {
+        let tmp = temp_dir("listen");
+        let data = tmp.path().join("data").display().to_string();
+        let d = spawn(
+            &["--listen", listen, "--data-dir", &data],
+            &[] as &[(&str, &str)],
+        )
+        .unwrap_or_else(|e| panic!("--listen {listen}: {e}"));
+        assert!(d.addr.starts_with("127.0.0.1:"), "{listen}: {}", d.addr);
+    }
+}

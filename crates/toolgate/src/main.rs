@@ -8,6 +8,7 @@ mod audit_cmd;
 mod bypass_cmd;
 mod check;
 mod codex_trust_cmd;
+mod daemon_lock;
 mod daemon_token;
 mod deadline;
 mod decider;
@@ -185,7 +186,18 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Check(args) => check::run(args, &cli.data),
-        Command::Serve(args) => serve_cmd::run(args, &cli.data),
+        Command::Serve(args) => {
+            // Held until the daemon has stopped (the kernel drops it if the
+            // process dies first).
+            let _lock = match one_daemon_per_data_dir(&cli.data) {
+                Ok(lock) => lock,
+                Err(e) => {
+                    eprintln!("toolgate serve: {}", format!("{e:#}").replace('\n', " "));
+                    return ExitCode::from(2);
+                }
+            };
+            serve_cmd::run(args, &cli.data)
+        }
         Command::Ui(args) => ui_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
         Command::Install(args) => install_cmd::run(args, &cli.data),
@@ -206,6 +218,14 @@ fn main() -> ExitCode {
         Command::Store { command } => store_cmd::run(command),
         Command::Setup { command } => setup_cmd::run(command),
     }
+}
+
+/// Creates the data directory if need be (private, as `serve` does) and
+/// takes its daemon lock: a second daemon on one data directory is refused.
+fn one_daemon_per_data_dir(data: &state::DataDirArgs) -> anyhow::Result<daemon_lock::DaemonLock> {
+    let (dir, _) = data.resolve();
+    state::ensure_private_dir(&dir)?;
+    daemon_lock::acquire(&dir)
 }
 
 /// `toolgate check git push origin main`, without the `--`: clap finds an

@@ -978,3 +978,28 @@ fn listen_takes_localhost_and_a_bare_port_and_port_says_what_to_use() {
         assert!(d.addr.starts_with("127.0.0.1:"), "{listen}: {}", d.addr);
     }
 }
+
+/// A second daemon on a data directory another daemon serves is refused,
+/// naming the directory and the other process; the lock goes with the
+/// process, so after a `kill -9` a new daemon starts.
+#[test]
+fn a_second_daemon_on_one_data_directory_is_refused_until_the_first_is_gone() {
+    let tmp = temp_dir("twice");
+    let (mut first, dir) = daemon_on_a_fresh_dir(tmp.path());
+    let data = dir.join("data").display().to_string();
+    let args = ["--listen", "127.0.0.1:0", "--data-dir", data.as_str()];
+    let err = match spawn(&args, &[] as &[(&str, &str)]) {
+        Ok(d) => panic!("a second daemon started on {data}, at {}", d.addr),
+        Err(e) => e,
+    };
+    assert!(err.contains(&data), "names the data directory: {err}");
+    assert!(
+        err.contains(&format!("process {}", first.child.id())),
+        "names the other daemon: {err}"
+    );
+    // Killed without a chance to clean up: the lock is gone with it.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let again = spawn(&args, &[] as &[(&str, &str)]).expect("starts once the first is gone");
+    assert!(again.addr.starts_with("127.0.0.1:"));
+}

@@ -186,6 +186,7 @@ import { S } from './state.js';
  * @property {Integration[]} [integrations]
  * @property {KnowledgeState} [knowledge]
  * @property {Posture} [posture]
+ * @property {{mode?: string, targets?: Array<{name?: string, kind?: string, ready?: boolean, error?: string | null}>}} [routing] approval channels
  */
 
 /**

@@ -32,10 +32,18 @@ const URGENT_MS = 30000;
  * @property {HTMLButtonElement} approve
  * @property {HTMLButtonElement} deny
  * @property {HTMLElement} actions
+ * @property {HTMLElement} confirm
+ * @property {HTMLElement} confirmText
+ * @property {HTMLButtonElement} confirmYes
+ * @property {HTMLButtonElement} confirmNo
  * @property {HTMLElement} msg
  */
 
-/** @typedef {{el: HTMLElement, refs: CardRefs, busy: boolean}} Card */
+/**
+ * `confirming`: the vote waiting for its confirmation (true approve, false
+ * deny), or null.
+ * @typedef {{el: HTMLElement, refs: CardRefs, busy: boolean, confirming: boolean | null}} Card
+ */
 
 /**
  * Whether an agent is waiting on this approval right now.
@@ -47,9 +55,10 @@ export function agentWaiting(a) {
 }
 
 /**
- * A new card for approval `a`; its buttons call onVote(id, approve).
+ * A new card for approval `a`; its buttons call onVote(id, approve,
+ * confirmed), `confirmed` true from the confirm bar's button.
  * @param {ApprovalView} a
- * @param {(id: string, approve: boolean) => void} onVote
+ * @param {(id: string, approve: boolean, confirmed: boolean) => void} onVote
  * @returns {Card}
  */
 export function buildApprovalCard(a, onVote) {
@@ -68,15 +77,28 @@ export function buildApprovalCard(a, onVote) {
     class: 'btn btn-sm btn-approve',
     'aria-label': `Approve ${id}`,
     'data-testid': `approve-${id}`,
-    onclick: () => onVote(id, true),
+    onclick: () => onVote(id, true, false),
   }, 'Approve'));
   const deny = /** @type {HTMLButtonElement} */ (h('button', {
     type: 'button',
     class: 'btn btn-sm btn-deny',
     'aria-label': `Deny ${id}`,
     'data-testid': `deny-${id}`,
-    onclick: () => onVote(id, false),
+    onclick: () => onVote(id, false, false),
   }, 'Deny'));
+  const confirmYes = /** @type {HTMLButtonElement} */ (h('button', {
+    type: 'button',
+    class: 'btn btn-sm',
+    'data-testid': `confirm-${id}`,
+    onclick: () => card.confirming != null && onVote(id, card.confirming, true),
+  }, 'Confirm'));
+  const confirmNo = /** @type {HTMLButtonElement} */ (h('button', {
+    type: 'button',
+    class: 'btn btn-sm btn-ghost',
+    'data-testid': `cancel-${id}`,
+    onclick: () => cancelConfirm(card),
+  }, 'Cancel'));
+  const confirmText = h('span', { class: 'confirm-text' });
   /** @type {CardRefs} */
   const refs = {
     risk: h('span'),
@@ -96,6 +118,10 @@ export function buildApprovalCard(a, onVote) {
     approve,
     deny,
     actions: h('div', { class: 'actions' }, input, approve, deny),
+    confirm: h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Confirm your vote', 'data-testid': `confirm-bar-${id}`, hidden: true }, confirmText, confirmYes, confirmNo),
+    confirmText,
+    confirmYes,
+    confirmNo,
     msg: h('p', { class: 'approval-msg', role: 'status', hidden: true }),
   };
   const el = h(
@@ -111,9 +137,51 @@ export function buildApprovalCard(a, onVote) {
     refs.deliveries,
     h('details', { class: 'full-call' }, h('summary', null, 'Full call (redacted JSON)'), refs.json),
     refs.actions,
+    refs.confirm,
     refs.msg,
   );
-  return { el, refs, busy: false };
+  /** @type {Card} */
+  const card = { el, refs, busy: false, confirming: null };
+  return card;
+}
+
+/**
+ * Asks the person to confirm a vote before it is cast: an R4 call, or a
+ * vote from the keyboard (one stray key must not approve anything). The
+ * confirm button takes the focus, so Enter confirms and Escape cancels.
+ * @param {Card} card
+ * @param {ApprovalView} a
+ * @param {boolean} approve
+ * @param {number} n identical calls the vote stands for
+ */
+export function askConfirm(card, a, approve, n) {
+  card.confirming = approve;
+  const what = n > 1 ? `these ${n} identical calls` : 'this call';
+  const risk = a.risk === 'R4' ? ` It is ${a.risk}: the most dangerous class.` : '';
+  card.refs.confirmText.textContent = `${approve ? 'Approve' : 'Deny'} ${what}?${risk}`;
+  card.refs.confirmYes.textContent = approve ? 'Yes, approve' : 'Yes, deny';
+  card.refs.confirmYes.className = `btn btn-sm ${approve ? 'btn-approve' : 'btn-deny'}`;
+  card.refs.confirm.hidden = false;
+  card.refs.confirmYes.focus();
+}
+
+/**
+ * Drops a vote waiting for its confirmation.
+ * @param {Card} card
+ */
+export function cancelConfirm(card) {
+  card.confirming = null;
+  card.refs.confirm.hidden = true;
+}
+
+/**
+ * The current vote the signed-in person cast on `a`, if any.
+ * @param {ApprovalView} a
+ * @returns {import('./api.js').Vote | undefined}
+ */
+export function myVote(a) {
+  if (!S.me) return undefined;
+  return (a.votes || []).find((v) => v.current !== false && v.identity === S.me);
 }
 
 /**
@@ -207,18 +275,22 @@ export function updateApprovalCard(card, a) {
   const findings = Array.isArray(a.findings) ? a.findings : [];
   showFlagged(refs.cmd, approvalCallText(a), findings);
   refs.reason.textContent = a.reason || '';
-  // Every finding, when there is more than the one the reason names.
+  // Every finding, when there is more than the one the reason names; the
+  // same finding made many times (one per file, per sub-command) is one
+  // line with a count.
+  const grouped = groupFindings(findings);
   refs.findings.hidden = findings.length < 2;
   refs.findings.replaceChildren(
     ...(findings.length < 2
       ? []
-      : findings.map((f) =>
+      : grouped.map(({ f, n }) =>
           h(
             'li',
             { class: `finding ${f.verdict}` },
             riskTag(f.risk),
             h('span', { class: 'finding-layer' }, f.layer),
             h('span', null, shownWhole(f.reason)),
+            n > 1 ? h('span', { class: 'finding-count', title: `${n} identical findings` }, ` × ${n}`) : null,
           ),
         )),
   );
@@ -271,12 +343,25 @@ export function updateApprovalCard(card, a) {
   refs.deny.textContent = card.busy ? refs.deny.textContent : n > 1 ? `Deny ${n}` : 'Deny';
 
   const canVote = a.state === 'pending';
+  const mine = canVote ? myVote(a) : undefined;
   refs.actions.hidden = !canVote;
-  refs.approve.disabled = card.busy;
-  refs.deny.disabled = card.busy;
+  // One vote per person: after it, the buttons say so instead of
+  // offering a second press the daemon would refuse.
+  refs.approve.disabled = card.busy || !!mine;
+  refs.deny.disabled = card.busy || !!mine;
+  if (!canVote || mine) cancelConfirm(card);
 
   const msg = S.approvalMsgs.get(a.id);
-  if (!msg && a.state === 'approved') {
+  if (mine && !card.busy) {
+    refs.msg.hidden = false;
+    refs.msg.className = 'approval-msg ok';
+    refs.msg.setAttribute('role', 'status');
+    const have = Number(a.have) || 0;
+    const need = Number(a.need) || 1;
+    refs.msg.textContent = mine.approve
+      ? `You approved${mine.reason ? ` (“${mine.reason}”)` : ''}: ${have} of ${need} approvals so far; waiting for ${need - have > 1 ? `${need - have} more people` : 'another person'}.`
+      : 'You denied this call.';
+  } else if (!msg && a.state === 'approved') {
     refs.msg.hidden = false;
     refs.msg.className = 'approval-msg ok';
     refs.msg.textContent = `Approved${a.resolution ? ` (${a.resolution})` : ''}: waiting for the agent to retry the call.`;
@@ -288,6 +373,24 @@ export function updateApprovalCard(card, a) {
       refs.msg.textContent = msg.text;
     }
   }
+}
+
+/**
+ * Identical findings (same verdict, risk, layer and reason) as one, with
+ * how many times each was made, in the order first seen.
+ * @param {Finding[]} findings
+ * @returns {Array<{f: Finding, n: number}>}
+ */
+export function groupFindings(findings) {
+  /** @type {Map<string, {f: Finding, n: number}>} */
+  const seen = new Map();
+  for (const f of findings) {
+    const key = JSON.stringify([f.verdict, f.risk, f.layer, f.reason]);
+    const had = seen.get(key);
+    if (had) had.n += 1;
+    else seen.set(key, { f, n: 1 });
+  }
+  return [...seen.values()];
 }
 
 /**

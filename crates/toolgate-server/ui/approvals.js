@@ -8,7 +8,9 @@ import { api, messageOf, statusOf } from './api.js';
 import {
   agentWaiting,
   approvalCallText,
+  askConfirm,
   buildApprovalCard,
+  cancelConfirm,
   updateApprovalCard,
   updateCountdown,
 } from './approval-card.js';
@@ -17,6 +19,7 @@ import { $ } from './dom.js';
 import { number, time } from './format.js';
 import { notifyNew } from './notify.js';
 import { S, pendingCount } from './state.js';
+import { followHash, refreshResolved, resolvedShown } from './resolved.js';
 
 /** @import { ApprovalView, VoteResult } from './api.js' */
 /** @import { Card } from './approval-card.js' */
@@ -33,6 +36,7 @@ export function onApprovalEvent() {
     S.debounce = setTimeout(() => {
       S.debounce = 0;
       refreshApprovals();
+      if (resolvedShown()) refreshResolved();
     }, 80);
   }
 }
@@ -125,6 +129,10 @@ export function bindApprovals() {
       if (ev.key === 'Escape') t.blur();
       return;
     }
+    if (ev.key === 'Escape') {
+      for (const card of approvalCards.values()) cancelConfirm(card);
+      return;
+    }
     const ids = S.approvals.map((a) => a.id).filter((id) => approvalCards.has(id));
     if (!ids.length) return;
     const at = ids.indexOf(/** @type {string} */ (focusedApproval));
@@ -136,10 +144,8 @@ export function bindApprovals() {
       const a = S.approvals.find((x) => x.id === focusedApproval);
       if (!a || a.state !== 'pending') return;
       ev.preventDefault();
-      // Like a mail inbox: once voted, the next card has the keyboard.
-      const next = ids[at + 1] || ids[at - 1] || null;
-      vote(a.id, ev.key === 'a');
-      focusApproval(next);
+      // A key press only asks: the vote is cast from the confirm bar.
+      askVote(a.id, ev.key === 'a', true);
     } else {
       return;
     }
@@ -166,7 +172,7 @@ function renderApprovals() {
     seen.add(a.id);
     let card = approvalCards.get(a.id);
     if (!card) {
-      card = buildApprovalCard(a, vote);
+      card = buildApprovalCard(a, (id, approve, confirmed) => (confirmed ? confirmedVote(id, approve) : askVote(id, approve, false)));
       approvalCards.set(a.id, card);
     }
     updateApprovalCard(card, a);
@@ -232,15 +238,14 @@ function groupIdentical() {
 }
 
 /**
- * While anything waits for a person, the inbox is the main view (top of
- * the main column, full width); otherwise it sits in the side column.
- * @param {boolean} main
+ * The inbox always leads the main column (moving it made the page jump
+ * when the last approval was handled); while anything waits for a person
+ * its border says so.
+ * @param {boolean} waiting
  */
-function placeInbox(main) {
+function placeInbox(waiting) {
   const card = /** @type {HTMLElement} */ (document.querySelector('.approvals-card'));
-  const home = /** @type {HTMLElement} */ (main ? document.querySelector('.col-main') : document.querySelector('.col-side'));
-  if (card.parentElement !== home) home.prepend(card);
-  card.classList.toggle('inbox-main', main);
+  card.classList.toggle('inbox-main', waiting);
 }
 
 /**
@@ -255,9 +260,50 @@ function showLinkedApproval() {
   for (const [cid, card] of approvalCards) card.el.classList.toggle('linked', cid === id);
   if (!id || linkedShown === id) return;
   const card = approvalCards.get(id);
-  if (!card) return;
+  if (!card) {
+    // Not waiting any more: its record is in the Resolved tab.
+    if (S.approvalsLoaded) {
+      linkedShown = id;
+      followHash();
+    }
+    return;
+  }
   linkedShown = id;
   card.el.scrollIntoView({ block: 'center', behavior: 'smooth' });
+}
+
+/**
+ * A vote asked for by a button or a key: cast at once, unless the call is
+ * R4 or the vote came from the keyboard, which ask to confirm first.
+ * @param {string} id
+ * @param {boolean} approve
+ * @param {boolean} fromKey
+ */
+function askVote(id, approve, fromKey) {
+  const card = approvalCards.get(id);
+  const a = S.approvals.find((x) => x.id === id);
+  if (!card || !a || card.busy) return;
+  if (fromKey || a.risk === 'R4') {
+    askConfirm(card, a, approve, ((S.groups && S.groups.get(id)) || [id]).length);
+    return;
+  }
+  vote(id, approve);
+}
+
+/**
+ * A confirmed vote: cast, and (like a mail inbox) the next card gets the
+ * keyboard.
+ * @param {string} id
+ * @param {boolean} approve
+ */
+function confirmedVote(id, approve) {
+  const card = approvalCards.get(id);
+  if (card) cancelConfirm(card);
+  const ids = S.approvals.map((a) => a.id).filter((x) => approvalCards.has(x));
+  const at = ids.indexOf(id);
+  const next = ids[at + 1] || ids[at - 1] || null;
+  vote(id, approve);
+  if (focusedApproval === id) focusApproval(next);
 }
 
 /**

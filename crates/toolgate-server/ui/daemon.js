@@ -103,8 +103,31 @@ export function applyState(st) {
   if (Array.isArray(st.bypasses)) renderBypasses(st.bypasses);
   renderTotals();
   renderStateList();
+  renderAlerts(st);
   renderPanels(st, $('panels'));
   if (!S.approvalsLoaded) $('t-pending').textContent = number(pendingCount());
+}
+
+/**
+ * What needs a person's attention, above everything: a policy reload the
+ * daemon rejected (the old policy is still in force), and an approval
+ * channel that is not ready (requests are not reaching it).
+ * @param {DaemonState} st
+ */
+function renderAlerts(st) {
+  /** @type {HTMLElement[]} */
+  const lines = [];
+  const p = st.policy || {};
+  if (p.last_error) {
+    lines.push(h('p', { 'data-testid': 'alert-policy' }, h('b', null, 'The policy file was rejected on reload; the previous policy stays in force. '), String(p.last_error)));
+  }
+  for (const t of (st.routing && st.routing.targets) || []) {
+    if (t.ready) continue;
+    lines.push(h('p', { 'data-testid': 'alert-channel' }, h('b', null, `Approval channel ${t.name || '?'} (${t.kind || '?'}) is not ready: `), t.error || 'no reason given', '. Requests are not reaching it; see docs/channels.md.'));
+  }
+  const el = $('alert-banner');
+  el.hidden = lines.length === 0;
+  el.replaceChildren(...lines);
 }
 
 /** The Daemon card, and the policy error above it. */
@@ -120,7 +143,7 @@ export function renderStateList() {
   const watching = [...watched, ...unwatched.map((f) => `${f} (not watched: reload with SIGHUP)`)];
   /** @type {Array<[string, unknown, boolean?, string?]>} label, value, monospace, id */
   const all = [
-    ['Policy', p.origin, true],
+    ['Policy', (p.sources || []).length === 0 ? 'the built-in default policy (no policy file: `toolgate policy init` writes it out to edit)' : p.origin, true],
     ['Watching', watching.length ? watching.join('\n') : null, true],
     ['Loaded', p.loaded ? `${time(p.loaded)} (${ago(p.loaded)}), ${number(p.reloads || 0)} reload${p.reloads === 1 ? '' : 's'}` : null],
     ['Store', st.store, true],

@@ -12,6 +12,7 @@
 // signs in. Module scripts run once the document is parsed, like `defer`.
 
 import { bindApprovals } from './approvals.js';
+import { bindResolved } from './resolved.js';
 import { verifyAudit } from './audit.js';
 import { bindCharts } from './charts.js';
 import { $ } from './dom.js';
@@ -22,6 +23,7 @@ import { bindTheme } from './theme.js';
 
 function init() {
   bindApprovals();
+  bindResolved();
   bindTheme();
   bindSession();
   $('notify-btn').addEventListener('click', toggleNotify);

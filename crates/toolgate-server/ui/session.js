@@ -171,6 +171,7 @@ async function showWhoami() {
     /** @type {WhoAmI} */
     const me = await api('v1/whoami');
     el.textContent = me.identity;
+    S.me = me.identity;
     $('signed-in-as').title = me.person
       ? `Signed in with ${me.identity}'s own token: votes are recorded as ${me.identity}.`
       : 'Signed in with the shared operator token: votes are recorded as the administrator ("operator"), which counts only below R4 where one approval is enough: R4 calls, and any quorum of two, need named operators. Give each approver a token of their own with `toolgate operators add NAME`.';
@@ -181,7 +182,11 @@ async function showWhoami() {
 
 /** The sign-in form, the Sign out button and what a 401 does; once, at start. */
 export function bindSession() {
-  onUnauthorized(signOut);
+  // A refused credential mid-session is said out loud, with the way back:
+  // sign-in sessions live in the daemon's memory, so a restart ends them.
+  onUnauthorized((why) =>
+    signOut(`Your session ended: the daemon restarted, or the sign-in expired or was revoked (${why}). Run \`toolgate ui\` on the daemon's machine for a fresh sign-in link, or sign in with a token below.`),
+  );
   $('login-form').addEventListener('submit', onLoginSubmit);
   $('signout-btn').addEventListener('click', () => signOut('Signed out.'));
 }

@@ -60,6 +60,8 @@ function freshState() {
     server: null,
     serverAt: 0, // Date.now() when it arrived (uptime ticks locally)
     approvalsLoaded: false, // S.approvals came from the daemon at least once
+    /** @type {string | null} the identity votes cast here are recorded as (GET /v1/whoami) */
+    me: null,
     totals: { allow: 0, hold: 0, block: 0, escalate: 0 },
     totalsFrom: Infinity, // stats buckets from this second on are not in the totals yet
     /** @type {Set<string>} tool names seen, offered in the filter box */

@@ -123,6 +123,9 @@ test('fifteen pending calls: the inbox leads, identical ones are one card, most 
   await page.keyboard.press('j');
   await expect(first).toHaveClass(/\bfocused\b/);
   await page.keyboard.press('a');
+  // A key press asks first; Enter on the confirm button casts the vote.
+  await expect(first.locator('.confirm')).toBeVisible();
+  await page.keyboard.press('Enter');
   const answer = await waiting;
   expect(answer.decision).toBe('allow');
 
@@ -130,7 +133,9 @@ test('fifteen pending calls: the inbox leads, identical ones are one card, most 
   // (R4 needs two people under the default policy: each has one vote now).
   await expect(group).toHaveClass(/\bfocused\b/);
   await page.keyboard.press('a');
-  await expect(group.locator('.approval-msg')).toContainText('6 identical calls: Vote recorded: 1 of 2');
+  await expect(group.locator('.confirm')).toContainText('6 identical calls');
+  await page.keyboard.press('Enter');
+  await expect(group.locator('.approval-msg')).toContainText('You approved');
   const votes = async () => {
     const open = await (await fetch(`${BASE}/v1/approvals`, { headers: { Authorization: `Bearer ${OPERATOR}` } })).json();
     return open.approvals.filter((a) => a.summary === force).map((a) => `${a.state} ${a.have}/${a.need}`);

@@ -60,6 +60,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# history.spec.js runs daemons of its own with this binary.
+export TOOLGATE_E2E_BIN="$bin"
+
 port="$(free_port)"
 export TOOLGATE_AGENT_TOKEN="agent-$(rand)"
 export TOOLGATE_OPERATOR_TOKEN="operator-$(rand)"

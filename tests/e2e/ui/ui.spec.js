@@ -193,6 +193,9 @@ test('pending approvals are most urgent first and the keyboard approves', async 
   for (let i = 0; i <= ids.indexOf(firstId); i++) await page.keyboard.press('j');
   await expect(page.locator(`[data-approval-id="${firstId}"]`)).toHaveClass(/focused/);
   await page.keyboard.press('d');
+  // A key press asks first: Enter on the focused confirm button casts it.
+  await expect(page.locator(`[data-approval-id="${firstId}"] .confirm`)).toBeVisible();
+  await page.keyboard.press('Enter');
   const denied = await waitR4;
   expect(denied.body.decision).toBe('block');
 
@@ -205,6 +208,7 @@ test('pending approvals are most urgent first and the keyboard approves', async 
   for (let i = 0; i < ids2.indexOf(secondId); i++) await page.keyboard.press('j');
   await expect(page.locator(`[data-approval-id="${secondId}"]`)).toHaveClass(/focused/);
   await page.keyboard.press('a');
+  await page.keyboard.press('Enter');
   const answer = await waitR3;
   expect(answer.body.decision).toBe('allow');
   expect(errors).toEqual([]);

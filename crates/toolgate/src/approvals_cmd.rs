@@ -157,7 +157,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
             table,
             ..
         } => {
-            let store = data.open()?;
+            let store = data.open_existing()?;
             let views = toolgate_gate::list(&*store, &clock, all, limit)?;
             if crate::output::json_lines(json, table) {
                 for v in &views {
@@ -171,7 +171,7 @@ fn run_inner(cmd: ApprovalsCommand, data: &DataDirArgs) -> Result<()> {
             }
         }
         ApprovalsCommand::Show { id, json, .. } => {
-            let store = data.open()?;
+            let store = data.open_existing()?;
             let id = resolve_id(&*store, &id)?;
             let v = toolgate_gate::show(&*store, &clock, &id)?;
             if json {
@@ -204,7 +204,7 @@ fn vote(
     reason: Option<String>,
     approve: bool,
 ) -> Result<()> {
-    let store = data.open()?;
+    let store = data.open_existing()?;
     let id = resolve_id(&*store, id)?;
     let identity = crate::operators_cmd::voter(&*store, data, token.as_deref(), as_.as_deref())?;
     let input = VoteInput {

@@ -78,7 +78,7 @@ pub(crate) fn run(cmd: AuditCommand, data: &DataDirArgs) -> ExitCode {
 }
 
 fn run_inner(cmd: AuditCommand, data: &DataDirArgs) -> Result<ExitCode> {
-    let store = data.open()?;
+    let store = data.open_existing()?;
     match cmd {
         AuditCommand::Verify {
             json,

@@ -78,7 +78,12 @@ pub(crate) fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
 }
 
 fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
-    let store = data.open()?;
+    // Starting a bypass writes state for whatever reads this data
+    // directory; the rest act on bypasses and approvals already there.
+    let store = match cmd {
+        BypassCommand::Start { .. } => data.open()?,
+        _ => data.open_existing()?,
+    };
     let clock = SystemClock;
     match cmd {
         BypassCommand::Start {

@@ -77,7 +77,7 @@ pub(crate) fn run(cmd: KnowledgeCommand, data: &DataDirArgs) -> ExitCode {
 
 fn gate(policy: Option<&std::path::Path>, data: &DataDirArgs) -> Result<Gate> {
     let engine = load_engine(policy)?;
-    let store = data.open()?;
+    let store = data.open_existing()?;
     Ok(Gate::new(
         Arc::new(engine),
         store,

@@ -152,7 +152,7 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
         MemoryCommand::Import { file } => import(data, &file)?,
         MemoryCommand::Export { file } => export(data, file)?,
         MemoryCommand::Search { words, limit, json } => {
-            let store = data.open()?;
+            let store = data.open_existing()?;
             let text = words.join(" ");
             let found = store.search_memories_text(&text, limit)?;
             if !json && found.is_empty() {
@@ -176,7 +176,7 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
                     })
                 })
                 .transpose()?;
-            let store = data.open()?;
+            let store = data.open_existing()?;
             let found = store.list_memories(category, limit)?;
             if !json && found.is_empty() {
                 match category {
@@ -191,7 +191,7 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
             }
         }
         MemoryCommand::Remove { id } => {
-            let store = data.open()?;
+            let store = data.open_existing()?;
             if !toolgate_gate::remove_memory(&*store, &clock, id, &os_user())? {
                 return Err(NotFound(id).into());
             }
@@ -319,7 +319,7 @@ fn import(data: &DataDirArgs, file: &std::path::Path) -> Result<()> {
 }
 
 fn export(data: &DataDirArgs, file: Option<PathBuf>) -> Result<()> {
-    let store = data.open()?;
+    let store = data.open_existing()?;
     let mut all = store.list_memories(None, usize::MAX)?;
     // Oldest first: importing the file again keeps their order.
     all.reverse();

@@ -89,7 +89,12 @@ fn by() -> String {
 }
 
 fn run_inner(cmd: OperatorsCommand, data: &DataDirArgs) -> Result<()> {
-    let store = data.open()?;
+    // Adding the first operator may set a data directory up; the rest act
+    // on operators already there.
+    let store = match cmd {
+        OperatorsCommand::Add { .. } => data.open()?,
+        _ => data.open_existing()?,
+    };
     match cmd {
         OperatorsCommand::Add {
             name,

@@ -153,6 +153,35 @@ impl DataDirArgs {
     }
 }
 
+impl DataDirArgs {
+    /// [`DataDirArgs::open`] for a command that reads state or acts on what
+    /// is already there: an SQLite data directory that does not exist is
+    /// refused, never created (a mistyped `--data-dir` would otherwise show
+    /// an empty state and leave a new directory behind). A PostgreSQL store
+    /// has no directory to check.
+    pub(crate) fn open_existing(&self) -> Result<Arc<dyn Store>> {
+        if !self.store_is_none() {
+            let dir = match self.store.as_deref().map(StoreSpec::parse).transpose()? {
+                Some(StoreSpec::Sqlite(dir)) => Some(dir),
+                Some(StoreSpec::Postgres(_)) => None,
+                None => Some(self.resolve().0),
+            };
+            if let Some(dir) = dir
+                && std::fs::symlink_metadata(&dir).is_err()
+            {
+                anyhow::bail!(
+                    "the data directory {} does not exist (a mistyped --data-dir, \
+                     TOOLGATE_DATA_DIR or --store?): this command reads what is there and \
+                     creates nothing; `toolgate serve` (or `toolgate setup separated`) creates \
+                     it, and so does the first `toolgate check` that records a decision",
+                    dir.display()
+                );
+            }
+        }
+        self.open()
+    }
+}
+
 /// `$XDG_STATE_HOME/toolgate`, else `$HOME/.local/state/toolgate`.
 pub(crate) fn default_data_dir() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {

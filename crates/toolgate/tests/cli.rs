@@ -1165,3 +1165,43 @@ fn check_at_a_terminal_says_what_it_waits_for() {
         "{line}"
     );
 }
+
+/// A mistyped data directory is not made by a command that only reads (or
+/// acts on what is there): it is refused, saying it does not exist and
+/// what creates it.
+#[test]
+fn reading_commands_refuse_a_data_directory_that_does_not_exist() {
+    let dir = fresh_data_dir();
+    for args in [
+        &["audit", "tail"][..],
+        &["audit", "verify"][..],
+        &["audit", "export"][..],
+        &["approvals", "list"][..],
+        &["approvals", "show", "0123"][..],
+        &["approvals", "approve", "0123"][..],
+        &["operators", "list"][..],
+        &["bypass", "list"][..],
+        &["bypass", "end", "0123"][..],
+        &["memory", "list"][..],
+        &["memory", "search", "deploy"][..],
+        &["knowledge", "status"][..],
+    ] {
+        let out = toolgate_in(&dir, args, "");
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{} does not exist", dir.display()))
+                && err.contains("toolgate serve"),
+            "{args:?}: {err}"
+        );
+        assert!(!dir.exists(), "{args:?} made {}", dir.display());
+    }
+    // A command that records still makes it.
+    let out = toolgate_in(&dir, &["check", "--", "ls"], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir.exists());
+    assert_eq!(
+        toolgate_in(&dir, &["audit", "tail"], "").status.code(),
+        Some(0)
+    );
+}

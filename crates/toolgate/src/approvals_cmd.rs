@@ -121,14 +121,15 @@ pub(crate) fn id_arg(id: &str) -> Result<IdArg> {
     Ok(IdArg::Start(prefix))
 }
 
-/// A shortened id that matches no approval (exit 1, as a whole unknown id).
+/// A shortened id that matches no approval, or bypass (exit 1, as a whole
+/// unknown id).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-struct NoSuchApproval(String);
+pub(crate) struct NoSuchApproval(pub(crate) String);
 
 /// An approval id as a person gives it: whole (32 hex digits), or any
 /// unique start of it, at least 4 hex digits (`3f1b`).
-fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId> {
+pub(crate) fn resolve_id(store: &dyn toolgate_store::Store, id: &str) -> Result<ApprovalId> {
     let prefix = match id_arg(id)? {
         IdArg::Whole(whole) => return Ok(whole),
         IdArg::Start(prefix) => prefix,

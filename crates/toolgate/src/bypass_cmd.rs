@@ -1,12 +1,13 @@
 //! `toolgate bypass start | approval | list | end`: emergency bypasses
 //! (docs/approvals.md), as the administrator or with an operator's own token.
 
+use crate::approvals_cmd::NoSuchApproval;
 use crate::state::DataDirArgs;
 use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Duration;
-use toolgate_core::{ApprovalId, BYPASSABLE, parse_layer, rfc3339_ms};
+use toolgate_core::{BYPASSABLE, parse_layer, rfc3339_ms};
 use toolgate_gate::{Clock, SystemClock, VoteOutcome};
 use toolgate_store::StoreError;
 
@@ -33,7 +34,7 @@ pub(crate) enum BypassCommand {
     /// the record. It counts once, like any vote: it approves where one
     /// approval is enough; an R4 call still needs a second named operator.
     Approval {
-        /// The approval id.
+        /// The approval id, or a unique start of it (4 hex digits or more).
         id: String,
         /// What the emergency is.
         #[arg(long)]
@@ -51,7 +52,8 @@ pub(crate) enum BypassCommand {
     },
     /// End a bypass now.
     End {
-        /// The bypass id (from `toolgate bypass list`).
+        /// The bypass id (from `toolgate bypass list`), or a unique start of
+        /// it (4 hex digits or more).
         id: String,
         /// Your own operator token (default: the administrator).
         #[arg(long, env = "TOOLGATE_APPROVER_TOKEN", hide_env_values = true)]
@@ -71,7 +73,7 @@ pub(crate) fn run(cmd: BypassCommand, data: &DataDirArgs) -> ExitCode {
                     s,
                     StoreError::Operators(_) | StoreError::NotFound(_) | StoreError::Refused(_)
                 )
-            });
+            }) || e.downcast_ref::<NoSuchApproval>().is_some();
             ExitCode::from(if refused { 1 } else { 2 })
         }
     }
@@ -121,7 +123,7 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
         }
         BypassCommand::Approval { id, reason, token } => {
             let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
-            let id = ApprovalId::parse(&id).map_err(|e| anyhow!("{id:?}: {e}"))?;
+            let id = crate::approvals_cmd::resolve_id(&*store, &id)?;
             let (_, outcome) = toolgate_gate::bypass_approval(&*store, &clock, &id, &reason, &by)?;
             match outcome {
                 VoteOutcome::Approved { usable_until_ms } => println!(
@@ -164,9 +166,82 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
         }
         BypassCommand::End { id, token } => {
             let by = crate::operators_cmd::voter(&*store, data, token.as_deref(), None)?;
+            let id = resolve_bypass_id(&*store, &id)?;
             let b = toolgate_gate::end_bypass(&*store, &clock, &id, &by)?;
             println!("bypass {} ended by {by}", b.id);
         }
     }
     Ok(())
+}
+
+/// A bypass id as a person gives it: whole, or any unique start of it, at
+/// least 4 hex digits. Several matches are an error listing them all.
+fn resolve_bypass_id(store: &dyn toolgate_store::Store, id: &str) -> Result<String> {
+    let wanted = id.trim().to_ascii_lowercase();
+    let all = store.read_bypasses()?;
+    if all.iter().any(|b| b.id == wanted) {
+        return Ok(wanted);
+    }
+    if wanted.len() < 4 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(anyhow!(
+            "{id:?} is not a bypass id: give the id from `toolgate bypass list`, or at least \
+             its first 4 hex digits"
+        ));
+    }
+    let now = SystemClock.now_ms();
+    let found: Vec<_> = all.iter().filter(|b| b.id.starts_with(&wanted)).collect();
+    match found.as_slice() {
+        [one] => Ok(one.id.clone()),
+        [] => Err(NoSuchApproval(format!(
+            "no bypass id starts with {wanted}: `toolgate bypass list` shows them"
+        ))
+        .into()),
+        many => Err(anyhow!(
+            "{wanted} is the start of more than one bypass id ({}): give more of it",
+            many.iter()
+                .map(|b| format!("{} {}", b.id, if b.active(now) { "active" } else { "over" }))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_store::Bypass;
+
+    /// A unique start of a bypass id names it (any case); an ambiguous one
+    /// is refused listing every candidate; an unknown one is "not found".
+    #[test]
+    fn a_bypass_id_may_be_given_by_a_unique_start() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = crate::state::open_store(&tmp.path().join("d")).unwrap();
+        let mut tx = store.begin().unwrap();
+        for id in ["abcd1111", "abcd2222", "ef001234"] {
+            tx.put_bypass(&Bypass {
+                id: id.into(),
+                layers: vec![],
+                reason: "testing prefixes".into(),
+                by: "operator".into(),
+                started_ms: 0,
+                until_ms: i64::MAX,
+                ended: None,
+            })
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        assert_eq!(resolve_bypass_id(&*store, "ef00").unwrap(), "ef001234");
+        assert_eq!(resolve_bypass_id(&*store, "ABCD1").unwrap(), "abcd1111");
+        assert_eq!(resolve_bypass_id(&*store, "abcd2222").unwrap(), "abcd2222");
+        let e = resolve_bypass_id(&*store, "abcd").unwrap_err().to_string();
+        assert!(
+            e.contains("abcd1111") && e.contains("abcd2222") && e.contains("more than one"),
+            "{e}"
+        );
+        let e = resolve_bypass_id(&*store, "9999").unwrap_err();
+        assert!(e.downcast_ref::<NoSuchApproval>().is_some(), "{e}");
+        let e = resolve_bypass_id(&*store, "ab").unwrap_err().to_string();
+        assert!(e.contains("at least"), "{e}");
+    }
 }

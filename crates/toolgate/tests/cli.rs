@@ -1205,3 +1205,45 @@ fn reading_commands_refuse_a_data_directory_that_does_not_exist() {
         Some(0)
     );
 }
+
+/// `bypass end` takes a unique start of the id, as the approvals commands
+/// do.
+#[test]
+fn a_bypass_ends_by_a_start_of_its_id() {
+    let dir = fresh_data_dir();
+    let out = toolgate_in(
+        &dir,
+        &[
+            "bypass",
+            "start",
+            "--layer",
+            "risk",
+            "--reason",
+            "incident 42 rollback",
+        ],
+        "",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = json(&toolgate_in(&dir, &["bypass", "list", "--json"], ""));
+    let id = listed["id"].as_str().unwrap().to_string();
+    let out = toolgate_in(&dir, &["bypass", "end", &id[..6]], "");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("bypass {id} ended")),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // No such bypass: exit 1, as an unknown approval id.
+    let out = toolgate_in(&dir, &["bypass", "end", "0000ffff"], "");
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -128,6 +128,9 @@ pub struct App {
     /// The daemon's key, when it signs the audit log's checkpoints
     /// ([`crate::Server::sign_audit_with`]).
     pub audit_key: std::sync::OnceLock<Arc<toolgate_gate::DaemonKey>>,
+    /// Where people reach the daemon (`https://toolgate.example.com`, behind
+    /// a TLS proxy), when set: every link toolgate sends starts with it.
+    pub public_url: std::sync::OnceLock<String>,
 }
 
 /// How a browser proves a cookie-authenticated request is its own page's.
@@ -141,6 +144,15 @@ pub enum CookieProof {
 }
 
 impl App {
+    /// The start of every link toolgate sends: the public URL when one is
+    /// set, else `http://` and the listen address.
+    pub fn base_url(&self) -> String {
+        match self.public_url.get() {
+            Some(url) => url.clone(),
+            None => format!("http://{}", self.listen),
+        }
+    }
+
     /// Authenticates a request's `Authorization: Bearer` token (or
     /// `fallback`) for `need`: the agent token, the shared operator token,
     /// or a named operator's own token, which is looked up in the store on

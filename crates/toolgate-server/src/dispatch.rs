@@ -81,7 +81,7 @@ fn notice(app: &App, a: &Approval) -> Notice {
         expires_at_ms: a.expires_ms,
         approve_url: None,
         deny_url: None,
-        dashboard_url: Some(format!("http://{}/#approval/{}", app.listen, a.id)),
+        dashboard_url: Some(format!("{}/#approval/{}", app.base_url(), a.id)),
         flagged: flagged(a),
     }
 }

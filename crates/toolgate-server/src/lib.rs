@@ -280,6 +280,7 @@ impl Server {
             cookie: crate::session::cookie_name(&listen),
             listen,
             audit_key: std::sync::OnceLock::new(),
+            public_url: std::sync::OnceLock::new(),
         });
         Ok(Server {
             app,
@@ -313,6 +314,18 @@ impl Server {
     /// `GET /v1/audit/verify` checks them with its public half.
     pub fn sign_audit_with(&self, key: Arc<toolgate_gate::DaemonKey>) {
         let _ = self.app.audit_key.set(key);
+    }
+
+    /// Builds every link toolgate sends (approval links in decisions, chat
+    /// notices, one-time approve and deny links, sign-in links) on `url`
+    /// (`https://toolgate.example.com`, where the team reaches the daemon
+    /// through a proxy) instead of the listen address. Refused unless it is
+    /// an absolute `http://` or `https://` URL with a host and no query or
+    /// fragment.
+    pub fn set_public_url(&self, url: &str) -> Result<(), String> {
+        let base = public_base(url)?;
+        let _ = self.app.public_url.set(base);
+        Ok(())
     }
 
     /// The key the daemon signs its answers with (the one given in
@@ -535,5 +548,52 @@ async fn timeout(req: Request, next: Next) -> Response {
             REQUEST_TIMEOUT.as_secs()
         ))
         .into_response(),
+    }
+}
+
+/// `url` as the base of links: checked, without a trailing `/`.
+fn public_base(url: &str) -> Result<String, String> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .ok_or_else(|| {
+            format!("public URL {url:?} must start with https:// (or http://), e.g. https://toolgate.example.com")
+        })?;
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty()
+        || rest.contains(['?', '#'])
+        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "public URL {url:?} must name a host and have no query, fragment or spaces, e.g. https://toolgate.example.com or https://example.com/toolgate"
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+#[cfg(test)]
+mod public_url_tests {
+    use super::public_base;
+
+    #[test]
+    fn a_public_url_is_checked_and_trimmed() {
+        assert_eq!(
+            public_base("https://tg.example.com/").unwrap(),
+            "https://tg.example.com"
+        );
+        assert_eq!(
+            public_base("http://10.0.0.5:7878/toolgate").unwrap(),
+            "http://10.0.0.5:7878/toolgate"
+        );
+        for bad in [
+            "tg.example.com",
+            "https://",
+            "https://x?y=1",
+            "https://a b",
+            "ftp://x",
+        ] {
+            assert!(public_base(bad).is_err(), "{bad}");
+        }
     }
 }

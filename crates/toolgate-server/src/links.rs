@@ -26,7 +26,7 @@ pub fn pair(
         app.links
             .sign(id, operator, action, until)
             .ok()
-            .map(|token| format!("http://{}/v1/links/{token}", app.listen))
+            .map(|token| format!("{}/v1/links/{token}", app.base_url()))
     };
     (url(LinkAction::Approve), url(LinkAction::Deny))
 }

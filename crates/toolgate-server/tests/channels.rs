@@ -17,6 +17,8 @@ use toolgate_gate::SystemClock;
 use toolgate_server::{PolicySource, Server, ServerConfig, Tokens};
 use toolgate_store_sqlite::{SqliteStore, SyncMode};
 
+/// Where the team reaches the daemon in these tests (a proxy in front of it).
+const PUBLIC_URL: &str = "https://toolgate.example.test/tg";
 const AGENT: &str = "agent-token-for-channel-tests-0123";
 const OPERATOR: &str = "operator-token-for-channel-tests-0123";
 const SIGNING: &str = "slack-signing-secret-for-tests";
@@ -96,6 +98,8 @@ async fn start(policy: String) -> Daemon {
         link_key: Some(LINK_KEY.to_vec()),
     };
     let server = Server::bind(config).await.unwrap();
+    // As behind the recommended TLS proxy: links must not point at loopback.
+    server.set_public_url(PUBLIC_URL).unwrap();
     let url = format!("http://{}", server.local_addr().unwrap());
     tokio::spawn(server.run(std::future::pending()));
     Daemon {
@@ -299,6 +303,11 @@ links_for = "alice"
         !slack_post.contains("/v1/links/"),
         "links never go to a shared chat: {slack_post}"
     );
+    assert!(
+        slack_post.contains(&format!("{PUBLIC_URL}/#approval/"))
+            && !slack_post.contains("127.0.0.1"),
+        "the dashboard link is the public URL's: {slack_post}"
+    );
     let hook: Value = serde_json::from_str(&hook).unwrap();
     assert_eq!(hook["type"], "approval.requested");
     let summary = hook["approval"]["summary"].as_str().unwrap();
@@ -314,7 +323,7 @@ links_for = "alice"
         hook["approval"]["approve_url"]
             .as_str()
             .unwrap()
-            .contains("/v1/links/"),
+            .starts_with(&format!("{PUBLIC_URL}/v1/links/")),
         "{hook}"
     );
     until("Telegram reported as failing", async || {

@@ -452,7 +452,7 @@ function integrationsPanel(list) {
             h('code', null, 'POST /v1/canary'),
             '. The Claude Code, Codex, Gemini and Cursor hooks (',
             h('code', null, 'toolgate install claude-code'),
-            ', …) appear here once one of their calls is decided by this daemon; a hook that decides in its own process (on the same data directory) does not.',
+            ', …) appear here once one of their calls is recorded, by this daemon or by a hook deciding in its own process on the same store.',
           ),
         ),
       ];

@@ -40,6 +40,14 @@ pub(crate) struct ServeArgs {
     /// reach the agent's endpoints only, and need no token there.
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
+    /// Where your team reaches this daemon (`https://toolgate.example.com`,
+    /// the TLS proxy in front of it): every link toolgate sends (chat
+    /// notices, one-time approve and deny links, `approve_url` in decisions,
+    /// sign-in links from `toolgate ui`) starts with it instead of the
+    /// listen address, which behind a proxy is a loopback address nobody
+    /// else can open.
+    #[arg(long, env = "TOOLGATE_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
     /// Serve a policy that a user other than root can change (same-user
     /// mode); without it such a policy is refused, at start and on reload.
     #[arg(long)]
@@ -201,6 +209,11 @@ fn serve(args: ServeArgs, data: &DataDirArgs) -> Result<()> {
         // One key signs the answers and the audit log's checkpoints
         // (docs/audit.md).
         server.sign_audit_with(server.daemon_key());
+        if let Some(url) = args.public_url.as_deref() {
+            server
+                .set_public_url(url)
+                .map_err(|e| anyhow!("--public-url: {e}"))?;
+        }
         let addr = server.local_addr().ok();
         // A sign-in code is a credential: printed for a person at a
         // terminal, never into a log file.

@@ -114,7 +114,7 @@ fn link(app: &App, d: &mut Decision) {
     if let Some(a) = d.approval.as_mut()
         && a.approve_url.is_none()
     {
-        a.approve_url = Some(format!("http://{}/#approval/{}", app.listen, a.id));
+        a.approve_url = Some(format!("{}/#approval/{}", app.base_url(), a.id));
     }
 }
 

@@ -60,6 +60,7 @@ pub async fn state(
         "started": rfc3339_ms(app.started_ms),
         "uptime_s": (now - app.started_ms).max(0) / 1000,
         "listen": app.listen,
+        "public_url": app.public_url.get(),
         "store": app.store.location(),
         "policy": app.policy_view(),
         "audit": {"length": length, "head_hash": head_hash},

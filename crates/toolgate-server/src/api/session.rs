@@ -35,7 +35,7 @@ pub async fn mint(
         .map_err(|e| ApiError::internal(format!("no random sign-in code: {e}")))?;
     let path = link_path(&code);
     Ok(Json(json!({
-        "url": format!("http://{}{path}", app.listen),
+        "url": format!("{}{path}", app.base_url()),
         "path": path,
         "identity": who.identity,
         "expires": rfc3339_ms(now.saturating_add(crate::session::CODE_TTL_MS)),

@@ -24,6 +24,7 @@ mod redirect;
 mod remote;
 mod repeaters;
 mod scope;
+mod sed;
 mod setup_idiom;
 mod static_code;
 mod tracking;
@@ -33,6 +34,7 @@ mod walk;
 pub mod words;
 mod wrappers;
 
+pub use sed::sed_script_args;
 pub use types::*;
 
 use std::cell::{Cell, RefCell};

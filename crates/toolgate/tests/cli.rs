@@ -1247,3 +1247,28 @@ fn a_bypass_ends_by_a_start_of_its_id() {
     let out = toolgate_in(&dir, &["bypass", "end", "0000ffff"], "");
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// sed's script is not a path: after `cd /etc`, `sed -i 's/a/b/g' hosts`
+/// edits /etc/hosts (and is held for it), not `/etc/s/a/b/g`; an in-place
+/// edit of /etc/hosts stays as strictly judged however it is written.
+#[test]
+fn a_sed_script_is_not_taken_for_a_path() {
+    for (command, tool) in [
+        ("cd /etc && sed -i 's/a/b/g' hosts", "exec"),
+        ("bash -c \"cd /etc && sed -i 's/a/b/g' hosts\"", "exec"),
+        ("cd /etc && sed -i -e 's/a/b/' hosts", "exec"),
+        ("sed -i 's/a/b/g' /etc/hosts", "exec"),
+        ("sed -i -f /tmp/edit.sed /etc/hosts", "exec"),
+    ] {
+        let out = toolgate(&["check", "--stateless", "--tool", tool, "--", command], "");
+        let d = json(&out);
+        let reason = d["reason"].as_str().unwrap_or_default();
+        assert_ne!(d["decision"], "allow", "{command}: {d}");
+        assert_eq!(d["risk"], "R4", "{command}: {d}");
+        assert!(
+            reason.contains("edits /etc/hosts in place"),
+            "{command}: {reason}"
+        );
+        assert!(!reason.contains("/etc/s/a/b"), "{command}: {reason}");
+    }
+}

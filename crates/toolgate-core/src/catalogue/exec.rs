@@ -116,7 +116,18 @@ impl<'a> CmdView<'a> {
     fn path_words(&self) -> &[(Word, bool)] {
         self.path_words.get_or_init(|| {
             let mut out: Vec<(Word, bool)> = Vec::new();
+            // sed's script (`s/a/b/g`) is not a file: the shell analyzer
+            // says which words are surely scripts (none when unsure).
+            let scripts = match self.cmd.program.as_str() {
+                "sed" | "gsed" => crate::shell::sed_script_args(self.cmd.args()),
+                _ => Vec::new(),
+            };
+            let args = self.cmd.args();
             for a in &self.classified {
+                let (Arg::Operand(w) | Arg::Value(w) | Arg::Flag(w)) = a;
+                if scripts.iter().any(|&i| std::ptr::eq(&args[i], *w)) {
+                    continue;
+                }
                 match a {
                     Arg::Operand(w) => out.push(((*w).clone(), true)),
                     Arg::Value(w) if !is_glob(&w.text) => out.push(((*w).clone(), false)),

@@ -6,7 +6,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgate_bundle::DEFAULT_POLICY_TEXT;
-use toolgate_core::{Policy, Rule, RuleList};
+use toolgate_core::{Engine, Policy, Rule, RuleList};
 
 /// Policy subcommands.
 #[derive(Debug, Subcommand)]
@@ -56,7 +56,11 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    for w in unknown_tools(engine.policy()) {
+    let mut warnings = unknown_tools(engine.policy());
+    warnings.extend(engine.policy().warnings());
+    warnings.extend(allows_that_stop_nothing(&engine, &load.judging_env()));
+    warnings.extend(allows_of_dangerous_samples(&engine, &load.judging_env()));
+    for w in &warnings {
         eprintln!("{}: warning: {w}", file.display());
     }
     // A note, not a warning: stdout, beside the summary.
@@ -100,8 +104,14 @@ pub(crate) fn run(cmd: PolicyCommand) -> ExitCode {
         if verbose {
             println!("{total} passed, 0 failed");
         } else {
+            let warned = match warnings.len() {
+                0 => String::new(),
+                1 => "; 1 warning".to_string(),
+                n => format!("; {n} warnings"),
+            };
             println!(
-                "{}: ok ({} deny, {} ask, {} allow, {} always_ask rules; {total} tests pass)",
+                "{}: ok ({} deny, {} ask, {} allow, {} always_ask rules; {total} tests \
+                 pass{warned})",
                 file.display(),
                 rules[0],
                 rules[1],
@@ -270,6 +280,176 @@ fn unknown_tools(policy: &Policy) -> Vec<String> {
                 "[rules] {name} rule `{}`{at} names the tool `{tool}`, which no runtime has: it \
                  applies only to a tool of exactly that name{hint}",
                 rule.text()
+            ));
+        }
+    }
+    out
+}
+
+/// Dangerous calls no allow rule should let through: each deletes, empties
+/// or overwrites the user's files, history or shared state, and each is an
+/// escalation (R2 or R3) an allow rule can lift. Judged as a shell call in
+/// a project under the home directory.
+const DANGEROUS_SAMPLES: [(&str, &str); 10] = [
+    ("rm -rf ~/Documents", "deletes the user's documents"),
+    ("rm -r ~/Documents/*", "deletes the user's documents"),
+    ("find ~/Documents -delete", "deletes the user's documents"),
+    (
+        "rsync -a --delete /tmp/empty/ ~/Documents/",
+        "empties the user's documents",
+    ),
+    (
+        "truncate -s 0 ~/Documents/notes.md",
+        "empties a user's file",
+    ),
+    (
+        "dd if=/dev/zero of=~/Documents/thesis.pdf",
+        "overwrites a user's file",
+    ),
+    ("git reset --hard HEAD~5", "throws away commits and work"),
+    ("git clean -fdx", "deletes every untracked file"),
+    ("crontab -r", "deletes the user's scheduled jobs"),
+    (
+        "curl -X DELETE https://api.example.com/v1/projects/1",
+        "deletes a resource through an API",
+    ),
+];
+
+/// A shell call of `command`, run in `cwd`.
+fn shell_call(command: &str, cwd: &str) -> toolgate_core::ToolCall {
+    let mut params = serde_json::Map::new();
+    params.insert("command".into(), command.into());
+    toolgate_core::ToolCall {
+        tool: "exec".into(),
+        params,
+        cwd: Some(cwd.to_string()),
+        ..toolgate_core::ToolCall::default()
+    }
+}
+
+/// Where the samples are judged: a project directory in the home.
+fn sample_cwd(env: &toolgate_core::paths::Env) -> String {
+    format!("{}/project", env.home.trim_end_matches('/'))
+}
+
+/// The allow rule (of `policy`) an assessment's allowing verdict names.
+fn allowing_rule<'p>(
+    policy: &'p Policy,
+    a: &toolgate_core::Assessment,
+) -> Option<&'p toolgate_core::Rule> {
+    if a.decision.decision != toolgate_core::Verdict::Allow {
+        return None;
+    }
+    a.verdicts
+        .iter()
+        .filter(|v| v.verdict == toolgate_core::Verdict::Allow)
+        .filter_map(|v| v.rule.as_deref())
+        .find_map(|text| {
+            policy
+                .rules(RuleList::Allow)
+                .iter()
+                .find(|r| r.text() == text)
+        })
+}
+
+/// One warning per allow rule (or never_block entry) that lets one of
+/// [`DANGEROUS_SAMPLES`] through, naming the samples it allows.
+fn allows_of_dangerous_samples(engine: &Engine, env: &toolgate_core::paths::Env) -> Vec<String> {
+    let policy = engine.policy();
+    let cwd = sample_cwd(env);
+    let mut by_rule: Vec<(String, Vec<String>)> = Vec::new();
+    for (command, what) in DANGEROUS_SAMPLES {
+        let a = engine.decide(&shell_call(command, &cwd), env);
+        if a.decision.decision != toolgate_core::Verdict::Allow {
+            continue;
+        }
+        let culprit = match allowing_rule(policy, &a) {
+            Some(rule) => {
+                let at = rule
+                    .location()
+                    .map(|(l, c)| format!(" (line {l}, column {c})"))
+                    .unwrap_or_default();
+                format!("[rules] allow rule `{}`{at}", rule.text())
+            }
+            None if a.decision.reason.contains("never_block") => {
+                "[rules] never_block (it names the shell tool)".to_string()
+            }
+            // Allowed without any rule of the policy's: not a rule's doing.
+            None => continue,
+        };
+        let sample = format!("`{command}` ({what})");
+        match by_rule.iter_mut().find(|(c, _)| *c == culprit) {
+            Some((_, samples)) => samples.push(sample),
+            None => by_rule.push((culprit, vec![sample])),
+        }
+    }
+    by_rule
+        .into_iter()
+        .map(|(culprit, samples)| {
+            format!(
+                "{culprit} lets dangerous calls through without approval: {}; narrow it to the \
+                 commands you mean (allow rules lift R2 and R3 escalations)",
+                samples.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// One warning per shell allow rule whose own command (its words, without
+/// `:*`) is still stopped: held at R4 or blocked, which no allow rule
+/// lifts, so the rule never lets that command through.
+fn allows_that_stop_nothing(engine: &Engine, env: &toolgate_core::paths::Env) -> Vec<String> {
+    let policy = engine.policy();
+    let cwd = sample_cwd(env);
+    let mut out = Vec::new();
+    for rule in policy.rules(RuleList::Allow) {
+        if rule.tool_kind() != Some(toolgate_core::ToolKind::Exec) {
+            continue;
+        }
+        // Covered by a deny or ask rule: already said.
+        let stronger = [RuleList::Deny, RuleList::Ask, RuleList::AlwaysAsk]
+            .into_iter()
+            .any(|l| policy.rules(l).iter().any(|r| r.covers(rule)));
+        if stronger {
+            continue;
+        }
+        let text = rule.text();
+        let Some(spec) = text
+            .find('(')
+            .and_then(|i| text.get(i + 1..text.len().saturating_sub(1)))
+            .map(str::trim)
+        else {
+            continue;
+        };
+        let command = spec
+            .strip_suffix(":*")
+            .or_else(|| spec.strip_suffix(" *"))
+            .unwrap_or(spec)
+            .trim();
+        if command.is_empty() || command == "*" {
+            continue;
+        }
+        let a = engine.decide(&shell_call(command, &cwd), env);
+        let d = &a.decision;
+        let stopped = d.decision == toolgate_core::Verdict::Block
+            || (d.decision == toolgate_core::Verdict::Escalate
+                && d.risk == toolgate_core::RiskClass::R4);
+        if stopped {
+            let at = rule
+                .location()
+                .map(|(l, c)| format!(" (line {l}, column {c})"))
+                .unwrap_or_default();
+            out.push(format!(
+                "[rules] allow rule `{text}`{at} never lets `{command}` through: it is {} at {} \
+                 ({}), and allow rules lift only R2 and R3 escalations; remove the rule, or \
+                 approve such calls one by one",
+                if d.decision == toolgate_core::Verdict::Block {
+                    "blocked"
+                } else {
+                    "held for approval"
+                },
+                d.risk,
+                d.reason
             ));
         }
     }

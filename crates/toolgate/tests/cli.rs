@@ -1272,3 +1272,99 @@ fn a_sed_script_is_not_taken_for_a_path() {
         assert!(!reason.contains("/etc/s/a/b"), "{command}: {reason}");
     }
 }
+
+/// `policy check` on a policy written to a temporary file: exit status,
+/// stdout and stderr.
+fn policy_check(policy: &str) -> (Option<i32>, String, String) {
+    let tmp = tempfile::Builder::new()
+        .prefix("toolgate-cli-")
+        .tempdir()
+        .expect("temp dir");
+    let file = tmp.path().join("policy.toml");
+    std::fs::write(&file, policy).expect("write policy");
+    let out = toolgate(&["policy", "check", file.to_str().expect("utf-8 path")], "");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An allow rule that can never apply is warned about: one a deny rule
+/// covers, one an earlier allow rule covers, and one whose own command is
+/// held at R4 (which no allow rule lifts). Warnings leave the exit status
+/// 0 and are counted on the ok line.
+#[test]
+fn policy_check_warns_about_allow_rules_that_never_apply() {
+    let (code, out, err) = policy_check(
+        "[rules]\ndeny = [\"exec(npm:*)\"]\nallow = [\"exec(cargo:*)\", \"exec(npm install:*)\", \
+         \"exec(cargo test:*)\", \"exec(git push --force:*)\"]\n",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("allow rule `exec(npm install:*)`")
+            && err.contains("never applies: the deny rule `exec(npm:*)`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("allow rule `exec(cargo test:*)`")
+            && err.contains("adds nothing: the earlier allow rule `exec(cargo:*)`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`exec(git push --force:*)`")
+            && err.contains("never lets `git push --force` through"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 3, "{err}");
+    assert!(out.contains("; 3 warnings)"), "{out}");
+    // Rules that do something draw no warning.
+    let (code, _, err) = policy_check("[rules]\nallow = [\"exec(cargo test:*)\"]\n");
+    assert_eq!(code, Some(0));
+    assert!(err.is_empty(), "{err}");
+}
+
+/// An allow rule broad enough to let `rm -rf ~/Documents` (or another of
+/// the built-in dangerous samples) through without approval is warned
+/// about, naming the samples.
+#[test]
+fn policy_check_warns_about_allow_rules_that_let_dangerous_calls_through() {
+    for rule in ["exec(rm:*)", "exec", "*"] {
+        let (code, _, err) = policy_check(&format!("[rules]\nallow = [\"{rule}\"]\n"));
+        assert_eq!(code, Some(0), "{rule}: {err}");
+        assert!(
+            err.contains(&format!("allow rule `{rule}`"))
+                && err.contains("lets dangerous calls through")
+                && err.contains("`rm -rf ~/Documents`"),
+            "{rule}: {err}"
+        );
+    }
+    let (_, _, err) = policy_check("[rules]\nnever_block = [\"exec\"]\n");
+    assert!(
+        err.contains("never_block") && err.contains("`rm -rf ~/Documents`"),
+        "{err}"
+    );
+}
+
+/// A quorum that can never be met is warned about: more approvals than the
+/// named operators can give, and one a named operator's own call cannot
+/// reach (the requester cannot approve it).
+#[test]
+fn policy_check_warns_about_quorums_that_can_never_be_met() {
+    let (code, _, err) = policy_check(
+        "[approvals]\nquorum = { R2 = 1, R3 = 3, R4 = 2 }\noperators = [\"alice\", \"bob\"]\n",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("quorum R3 can never be met") && err.contains("can give only 2"),
+        "{err}"
+    );
+    assert!(
+        err.contains("quorum R4 can never be met for a call alice asks for"),
+        "{err}"
+    );
+    let (_, _, err) = policy_check(
+        "[approvals]\nquorum = { R2 = 1, R3 = 1, R4 = 2 }\noperators = [\"alice\", \"bob\", \"carol\"]\n",
+    );
+    assert!(!err.contains("quorum"), "{err}");
+}

@@ -206,6 +206,17 @@ fn classify(args: &[Word]) -> impl Iterator<Item = Arg<'_>> {
 }
 
 impl ExecPattern {
+    /// Whether every command `other` allows, this pattern matches too: its
+    /// words are `other`'s, or (with `:*`) the start of them. Decided on
+    /// the words as written; `false` when that does not settle it.
+    pub(crate) fn covers(&self, other: &ExecPattern) -> bool {
+        if self.words.len() > other.words.len() || other.words[..self.words.len()] != self.words[..]
+        {
+            return false;
+        }
+        self.open || (self.words.len() == other.words.len() && !other.open)
+    }
+
     /// Parses an exec specifier (not `*`). Errors are sentence tails for
     /// [`RuleError`](super::RuleError).
     pub(crate) fn parse(spec: &str) -> Result<ExecPattern, String> {

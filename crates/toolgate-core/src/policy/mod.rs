@@ -49,6 +49,7 @@ mod exec;
 mod git;
 mod hooks;
 mod knowledge;
+mod lint;
 mod organization;
 mod path;
 mod routing;

@@ -361,6 +361,50 @@ impl Rule {
         }
     }
 
+    /// Whether every call `other` matches, this rule matches too (as a
+    /// deny or ask rule matches, which is never narrower than an allow
+    /// rule's strict match of the same text). Decided only where it is
+    /// plain: a tool part that covers `other`'s (`*`, the same kind, the
+    /// same name), and a specifier that is `*`, the same text, or for
+    /// shell commands the same words or a `:*` start of them. `false` when
+    /// unsure.
+    pub fn covers(&self, other: &Rule) -> bool {
+        let tool = match (&self.tool, &other.tool) {
+            (ToolMatcher::Any, _) => true,
+            (ToolMatcher::Kind(a), ToolMatcher::Kind(b)) => a == b,
+            (ToolMatcher::Kind(a), ToolMatcher::Named { kind, .. }) => a == kind,
+            (ToolMatcher::Named { name: a, .. }, ToolMatcher::Named { name: b, .. }) => {
+                a.eq_ignore_ascii_case(b)
+            }
+            (ToolMatcher::Exact(a), ToolMatcher::Exact(b)) => a == b,
+            (
+                ToolMatcher::Mcp {
+                    server: s1,
+                    tool: t1,
+                },
+                ToolMatcher::Mcp {
+                    server: s2,
+                    tool: t2,
+                },
+            ) => star_match(s1, s2) && star_match(t1, t2),
+            _ => false,
+        };
+        tool && match (&self.spec, &other.spec) {
+            (Spec::Any, _) => true,
+            (_, Spec::Any) => false,
+            (Spec::Exec(a), Spec::Exec(b)) => a.covers(b),
+            _ => self.spec_text().is_some() && self.spec_text() == other.spec_text(),
+        }
+    }
+
+    /// The specifier as written (between the parentheses), if any.
+    fn spec_text(&self) -> Option<&str> {
+        let open = self.text.find('(')?;
+        self.text
+            .get(open + 1..self.text.len().saturating_sub(1))
+            .map(str::trim)
+    }
+
     /// Names a rule's tool part may use: the canonical kinds and every
     /// runtime's own tool names.
     pub fn known_tool_names() -> Vec<&'static str> {

@@ -1,7 +1,8 @@
 //! Codex's hook trust, on disk: the `[hooks.state."<key>"] trusted_hash`
 //! entries in `$CODEX_HOME/config.toml` that make Codex run toolgate's hook
 //! (`toolgate_core::hooks::codex_trust` computes them). Written by
-//! `toolgate install codex`, checked by `toolgate doctor`. The rest of
+//! `toolgate install codex`, checked by `toolgate doctor`, removed by
+//! `toolgate uninstall codex`. The rest of
 //! config.toml is kept as it was, comments and order included.
 
 use crate::settings_file::{user_dir, write_text};
@@ -96,6 +97,60 @@ pub(crate) fn trust(hooks_path: &Path, settings: &Value, spec: &Spec) -> Result<
         if wanted.len() == 1 { "y" } else { "ies" },
         config.display()
     ))
+}
+
+/// Removes from config.toml the trust entries `toolgate install` wrote for
+/// toolgate's hooks in `settings` (the hooks.json at `hooks_path`, read
+/// before the hooks are removed): an entry goes only when its key and its
+/// `trusted_hash` are the ones toolgate's hook has, so a trust the user
+/// gave anything else stays. Says what it did, or `None` when there was
+/// nothing of toolgate's.
+pub(crate) fn untrust(hooks_path: &Path, settings: &Value, spec: &Spec) -> Result<Option<String>> {
+    let config = config_path(spec)?;
+    let ours = wanted(hooks_path, settings, spec);
+    if ours.is_empty() || !config.exists() {
+        return Ok(None);
+    }
+    let (before, mut doc) = read_config(&config)?;
+    let mut removed = 0;
+    for (key, hash) in &ours {
+        if recorded(&doc, key).as_deref() != Some(hash.as_str()) {
+            continue;
+        }
+        let state = doc
+            .get_mut("hooks")
+            .and_then(|h| h.get_mut("state"))
+            .and_then(toml_edit::Item::as_table_like_mut);
+        if let Some(state) = state
+            && state.remove(key).is_some()
+        {
+            removed += 1;
+        }
+    }
+    if removed == 0 {
+        return Ok(None);
+    }
+    // Tables left empty by the removal go too, when nothing else is in them.
+    let empty = |item: Option<&toml_edit::Item>| {
+        item.and_then(toml_edit::Item::as_table_like)
+            .is_some_and(|t| t.is_empty())
+    };
+    if empty(doc.get("hooks").and_then(|h| h.get("state")))
+        && let Some(h) = doc
+            .get_mut("hooks")
+            .and_then(toml_edit::Item::as_table_like_mut)
+    {
+        h.remove("state");
+    }
+    if empty(doc.get("hooks")) {
+        doc.remove("hooks");
+    }
+    write_text(&config, &doc.to_string(), before.as_deref())?;
+    Ok(Some(format!(
+        "removed toolgate's {removed} trust entr{} from {}",
+        if removed == 1 { "y" } else { "ies" },
+        config.display()
+    )))
 }
 
 /// The sub-table `key` of `parent`, created (not inline, not dotted) when

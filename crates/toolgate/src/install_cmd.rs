@@ -552,6 +552,9 @@ pub(crate) fn run_uninstall(args: UninstallArgs) -> ExitCode {
                 path.display()
             ));
         };
+        // Codex's trust entries for toolgate's hooks, known only while the
+        // hooks are still in the file.
+        let trusted = settings.clone();
         let removed = t
             .remove(spec.name, &mut settings)
             .map_err(|e| anyhow!("{}: {e}", path.display()))?;
@@ -563,14 +566,26 @@ pub(crate) fn run_uninstall(args: UninstallArgs) -> ExitCode {
             ));
         }
         let kept = write(&path, &settings, Some(&text))?;
-        Ok(format!(
+        let mut msg = format!(
             "removed toolgate from {}'s hooks in {}{}; {} now runs its tools without toolgate",
             spec.title,
             path.display(),
             kept.map(|b| format!(" (the file before is kept as {})", b.display()))
                 .unwrap_or_default(),
             spec.title
-        ))
+        );
+        if t.needs_trust {
+            match crate::codex_trust_cmd::untrust(&path, &trusted, spec) {
+                Ok(Some(said)) => msg.push_str(&format!("\n{said}")),
+                Ok(None) => {}
+                Err(e) => anyhow::bail!(
+                    "{msg}, but its trust entries are still in Codex's config: {e:#}; remove \
+                     the [hooks.state] entries for {} by hand",
+                    path.display()
+                ),
+            }
+        }
+        Ok(msg)
     })();
     match result {
         Ok(msg) => {

@@ -551,3 +551,37 @@ fn path_with_toolgate() -> std::ffi::OsString {
     ));
     std::env::join_paths(dirs).unwrap()
 }
+
+/// `toolgate uninstall codex` removes the trust entry `install` wrote in
+/// Codex's config.toml, and nothing else of it: the user's own settings
+/// and the trust of another hook stay.
+#[test]
+fn uninstalling_codex_removes_toolgates_trust_entry_only() {
+    let env = Env::new("untrust");
+    let config = env.home.join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let theirs =
+        "model = \"o3\"\n\n[hooks.state.\"other:PreToolUse:0:0\"]\ntrusted_hash = \"abc\"\n";
+    std::fs::write(&config, theirs).unwrap();
+    env.install(&["codex"]);
+    let installed = std::fs::read_to_string(&config).unwrap();
+    let ours = installed.matches("trusted_hash").count();
+    assert!(ours >= 2, "install adds its trust entry: {installed}");
+    let out = env.run(&["uninstall", "codex"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("trust entr"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let after = std::fs::read_to_string(&config).unwrap();
+    assert_eq!(after, theirs, "only toolgate's entry is gone");
+    // Uninstalling again finds nothing of toolgate's and changes nothing.
+    let again = env.run(&["uninstall", "codex"], &[]);
+    assert!(again.status.success());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), theirs);
+}

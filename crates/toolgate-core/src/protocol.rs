@@ -196,7 +196,7 @@ mod tests {
         assert!(t.contains("TOOLGATE_ACK|<id>|") && t.contains("within 5 min"));
         assert!(t.contains("exec(rm -rf /)"));
         assert!(t.contains("exec(git push:*)"));
-        assert!(t.contains("30 s") && t.contains("5 min"), "{t}");
+        assert!(t.contains("10 min") && t.contains("5 min"), "{t}");
         assert!(t.contains("cannot approve"));
     }
 

@@ -134,11 +134,11 @@ fn expired_approvals_fail() {
     let e = toolgate_gate::vote(&*s, &*clock, &id, person("alice", true)).unwrap_err();
     assert!(matches!(e, StoreError::Refused(_)), "{e}");
     assert!(e.to_string().contains("expired"), "{e}");
-    // Approved but not used within the window (30 s): the retry asks again.
+    // Approved but not used within the window (10 min): the retry asks again.
     let id2 = approval_id(&g.check(&call).unwrap());
     assert_ne!(id2, id);
     toolgate_gate::vote(&*s, &*clock, &id2, person("alice", true)).unwrap();
-    clock.advance(30_000);
+    clock.advance(10 * 60 * 1000);
     let d = g.check(&call).unwrap();
     assert_eq!(d.decision, Verdict::Escalate);
     assert_ne!(approval_id(&d), id2);

@@ -62,6 +62,12 @@ impl ApiError {
         ApiError::new(StatusCode::CONFLICT, "refused", message)
     }
 
+    /// 502: a service toolgate called on the caller's behalf (a chat
+    /// channel) refused or could not be reached; the message says which.
+    pub fn bad_gateway(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_GATEWAY, "bad_gateway", message)
+    }
+
     /// 413: the body is over the limit.
     pub fn too_large(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)

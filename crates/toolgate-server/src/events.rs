@@ -96,6 +96,9 @@ async fn tail(app: Arc<App>, every: Duration) {
             };
             count_outcome(&entry, &mut created);
             count_decision(&app, &entry);
+            if let Some(line) = crate::activity::line(&entry, &app.base_url()) {
+                tracing::info!(target: "toolgate::approvals", "{line}");
+            }
             route(&app, &entry);
             note_knowledge_error(&app, &entry);
             if let Some((json, approval)) = live_event(&entry) {

@@ -7,6 +7,7 @@
 //! hand work to the store's [`toolgate_gate::Gate`] on blocking threads.
 #![forbid(unsafe_code)]
 
+pub mod activity;
 pub mod api;
 pub mod app;
 pub mod auth;
@@ -440,6 +441,7 @@ pub fn router(app: Arc<App>, key: Arc<DaemonKey>) -> Router {
             "/v1/channels/{target}/callback",
             post(api::channels::callback),
         )
+        .route("/v1/channels/{target}/test", post(api::channel_test::test))
         .route("/v1/links/{token}", get(links::show).post(links::submit))
         .route("/v1/audit/verify", get(api::read::verify))
         .route("/v1/protocol", get(api::read::protocol))

@@ -693,3 +693,81 @@ api_base = "{base}/api"
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(posts(), before + 2, "one message per approval, no more");
 }
+
+#[tokio::test]
+async fn a_test_message_reaches_a_target_or_says_why_it_cannot() {
+    let (base, seen) = fake_services().await;
+    let telegram = dead_port().await;
+    // Variables only this test reads (the process environment is shared).
+    unsafe {
+        std::env::set_var("TGT_TEST_SLACK_TOKEN", "xoxb-test-token");
+        std::env::set_var("TGT_TEST_SLACK_SIGNING", SIGNING);
+        std::env::set_var("TGT_TEST_TG_TOKEN", "123456:telegram-test-token");
+        std::env::set_var("TGT_TEST_TG_SECRET", "telegram-webhook-secret");
+        std::env::remove_var("TGT_TEST_UNSET_TOKEN");
+    }
+    let policy = format!(
+        r#"[[approvals.routing.target]]
+name = "ops-slack"
+kind = "slack"
+channel = "C01"
+bot_token_env = "TGT_TEST_SLACK_TOKEN"
+signing_secret_env = "TGT_TEST_SLACK_SIGNING"
+api_base = "{base}/api"
+
+[[approvals.routing.target]]
+name = "ops-telegram"
+kind = "telegram"
+chat_id = 42
+bot_token_env = "TGT_TEST_TG_TOKEN"
+webhook_secret_env = "TGT_TEST_TG_SECRET"
+api_base = "{telegram}"
+timeout = "1s"
+
+[[approvals.routing.target]]
+name = "unready"
+kind = "slack"
+channel = "C02"
+bot_token_env = "TGT_TEST_UNSET_TOKEN"
+signing_secret_env = "TGT_TEST_SLACK_SIGNING"
+"#
+    );
+    let d = start(policy).await;
+    let test = |name: &str, token: &str| {
+        d.http
+            .post(format!("{}/v1/channels/{name}/test", d.url))
+            .bearer_auth(token.to_string())
+    };
+    let (s, v) = d.send(test("ops-slack", OPERATOR)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["delivered"], true, "{v}");
+    let post = {
+        let s = seen.lock().unwrap();
+        s.iter()
+            .find(|(p, _)| p == "slack.post")
+            .map(|(_, b)| b.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        post.contains("toolgate test message") && post.contains(&format!("{PUBLIC_URL}/")),
+        "{post}"
+    );
+    // Unreachable: what went wrong, from the service's side.
+    let (s, v) = d.send(test("ops-telegram", OPERATOR)).await;
+    assert_eq!(s, StatusCode::BAD_GATEWAY, "{v}");
+    assert!(v.to_string().contains("ops-telegram"), "{v}");
+    // Not ready: which variable is missing.
+    let (s, v) = d.send(test("unready", OPERATOR)).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(v.to_string().contains("TGT_TEST_UNSET_TOKEN"), "{v}");
+    // Unknown: the names there are.
+    let (s, v) = d.send(test("nope", OPERATOR)).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    assert!(v.to_string().contains("ops-slack"), "{v}");
+    // Operators only.
+    let (s, _) = d.send(test("ops-slack", AGENT)).await;
+    assert!(
+        s == StatusCode::FORBIDDEN || s == StatusCode::UNAUTHORIZED,
+        "{s}"
+    );
+}

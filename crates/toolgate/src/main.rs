@@ -6,9 +6,11 @@ mod approvals_cmd;
 mod approvals_remote;
 mod audit_cmd;
 mod bypass_cmd;
+mod channels_cmd;
 mod check;
 mod codex_trust_cmd;
 mod daemon_lock;
+mod daemon_post;
 mod daemon_token;
 mod deadline;
 mod decider;
@@ -64,6 +66,9 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Print a one-time link that signs a browser into the daemon's control UI.
     Ui(ui_cmd::UiArgs),
+    /// Approval channels: `toolgate channels test NAME` sends a test message
+    /// through a routing target of the running daemon.
+    Channels(channels_cmd::ChannelsArgs),
     /// List, show, approve and deny pending approvals.
     Approvals {
         #[command(subcommand)]
@@ -199,6 +204,7 @@ fn main() -> ExitCode {
             serve_cmd::run(args, &cli.data)
         }
         Command::Ui(args) => ui_cmd::run(args, &cli.data),
+        Command::Channels(args) => channels_cmd::run(args, &cli.data),
         Command::Hook(args) => hook_cmd::run(args, &cli.data),
         Command::Install(args) => install_cmd::run(args, &cli.data),
         Command::Doctor(args) => doctor_cmd::run(args),

@@ -1,11 +1,9 @@
 //! `toolgate ui`: prints a one-time link that signs a browser into a
 //! running daemon's control UI, so nobody pastes a 64-character token.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use clap::Args;
-use serde_json::Value;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::state::DataDirArgs;
 
@@ -50,40 +48,9 @@ pub(crate) fn run(args: UiArgs, data: &DataDirArgs) -> ExitCode {
 }
 
 fn link(args: &UiArgs, data: &DataDirArgs) -> Result<(String, String, String)> {
-    let base = args.url.trim_end_matches('/');
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(anyhow!(
-            "--url {base:?}: give the daemon's address, such as http://127.0.0.1:7878"
-        ));
-    }
+    let base = crate::daemon_post::base_url(&args.url)?;
     let token = operator_token(args, data)?;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start")?;
-    let body: Value = runtime.block_on(async {
-        let resp = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
-            .build()
-            .context("cannot set up the HTTP client")?
-            .post(format!("{base}/v1/session/links"))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .with_context(|| {
-                format!("cannot reach the daemon at {base}: is `toolgate serve` running there?")
-            })?;
-        let status = resp.status();
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
-        if !status.is_success() {
-            return Err(anyhow!(
-                "{}",
-                crate::approvals_remote::error_message(status, &body)
-            ));
-        }
-        Ok(body)
-    })?;
+    let body = crate::daemon_post::post(base, "/v1/session/links", &token)?;
     let field = |k: &str| body[k].as_str().map(str::to_string);
     let path = field("path")
         .filter(|p| p.starts_with("/#signin/"))

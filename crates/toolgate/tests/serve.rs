@@ -276,6 +276,84 @@ fn approvals_work_against_a_daemon() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+#[test]
+fn serve_logs_each_hold_vote_and_outcome_and_links_to_its_public_url() {
+    let tmp = temp_dir("activity");
+    let data_arg = tmp.path().join("data").display().to_string();
+    let d = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            &data_arg,
+            "--public-url",
+            "https://toolgate.example.test/",
+        ],
+        &[] as &[(&str, &str)],
+    )
+    .unwrap();
+    let data = tmp.path().join("data");
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        "/v1/check",
+        &token(&data, "agent"),
+        r#"{"tool":"exec","params":{"command":"kubectl apply -f prod.yaml"},"cwd":"/srv","requester":{"id":"carol"}}"#,
+    );
+    assert_eq!((s, v["decision"].as_str()), (200, Some("escalate")), "{v}");
+    let id = v["approval"]["id"].as_str().unwrap().to_string();
+    // Links are built on the public URL, never the loopback address.
+    assert_eq!(
+        v["approval"]["approve_url"].as_str(),
+        Some(format!("https://toolgate.example.test/#approval/{id}").as_str()),
+        "{v}"
+    );
+    let log = d.log_once("held ");
+    let held = log
+        .lines()
+        .find(|l| l.contains("held "))
+        .unwrap_or_default();
+    assert!(
+        held.contains(&id[..8])
+            && held.contains("kubectl apply -f prod.yaml")
+            && held.contains(&format!("https://toolgate.example.test/#approval/{id}")),
+        "{log}"
+    );
+    let (s, v) = request(
+        &d.addr,
+        "POST",
+        &format!("/v1/approvals/{id}/approve"),
+        &token(&data, "operator"),
+        r#"{"reason":"release 42"}"#,
+    );
+    assert_eq!(s, 200, "{v}");
+    let log = d.log_once(&format!("approved {}", &id[..8]));
+    assert!(
+        log.contains(&format!("vote on {}: operator voted approve", &id[..8]))
+            && log.contains("release 42"),
+        "{log}"
+    );
+    assert!(log.contains(&format!("approved {}", &id[..8])), "{log}");
+    // A public URL that is not one is refused at start, saying what to give.
+    drop(d);
+    let bad = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            &data_arg,
+            "--public-url",
+            "toolgate.example.test",
+        ],
+        &[] as &[(&str, &str)],
+    );
+    let err = match bad {
+        Ok(_) => panic!("a public URL without a scheme was accepted"),
+        Err(e) => e,
+    };
+    assert!(err.contains("https://"), "{err}");
+}
+
 /// Runs `sql` on the test database (a fresh runtime for one statement).
 fn postgres(url: &str, sql: &str) {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -1002,4 +1080,102 @@ fn a_second_daemon_on_one_data_directory_is_refused_until_the_first_is_gone() {
     first.child.wait().unwrap();
     let again = spawn(&args, &[] as &[(&str, &str)]).expect("starts once the first is gone");
     assert!(again.addr.starts_with("127.0.0.1:"));
+}
+
+#[test]
+fn channels_test_sends_through_a_target_or_says_why_not() {
+    use std::io::BufRead;
+    // A webhook receiver that answers 200 and keeps the first request.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    let received = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut reader = std::io::BufReader::new(s.try_clone().unwrap());
+        let mut head = String::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        String::from_utf8_lossy(&body).to_string()
+    });
+    let tmp = temp_dir("channels-test");
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[[approvals.routing.target]]\nname = \"relay\"\nkind = \"webhook\"\nurl = \"{hook}\"\nsecret_env = \"TG_E2E_HOOK_SECRET\"\n\n\
+             [[approvals.routing.target]]\nname = \"unready\"\nkind = \"webhook\"\nurl = \"{hook}\"\nsecret_env = \"TG_E2E_UNSET_SECRET\"\n"
+        ),
+    )
+    .unwrap();
+    let data = tmp.path().join("data");
+    let (policy_arg, data_arg) = (policy.display().to_string(), data.display().to_string());
+    let d = spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--policy",
+            &policy_arg,
+            "--allow-writable-policy",
+            "--data-dir",
+            &data_arg,
+        ],
+        &[("TG_E2E_HOOK_SECRET", "webhook-secret-for-tests-0123")],
+    )
+    .unwrap();
+    let url = format!("http://{}", d.addr);
+    let channels = |name: &str, url: &str| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args([
+                "--data-dir",
+                &data_arg,
+                "channels",
+                "test",
+                name,
+                "--url",
+                url,
+            ])
+            .env_remove("TOOLGATE_OPERATOR_TOKEN")
+            .env_remove("TOOLGATE_APPROVER_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let out = channels("relay", &url);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("sent a test message through relay"),
+        "{stdout}"
+    );
+    let body = received.join().unwrap();
+    assert!(body.contains("toolgate test message"), "{body}");
+    // Not ready: which variable the daemon is missing; exit 1.
+    let out = channels("unready", &url);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("TG_E2E_UNSET_SECRET"), "{stderr}");
+    // No such target: the names there are.
+    let out = channels("nope", &url);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("relay"));
+    // No daemon there: exit 2, saying so.
+    drop(d);
+    let out = channels("relay", &url);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach the daemon"));
 }

@@ -7,6 +7,7 @@
 #   README_TEST_TARGET_DIR= tests/e2e/readme/run.sh # cargo's own throwaway target dir
 #   README_TEST_SKIP_APPROVE=1 tests/e2e/readme/run.sh  # nobody presses Approve:
 #                                                   # must FAIL (checks the test)
+#   README_TEST_PERSON_DELAY=5 tests/e2e/readme/run.sh  # a quicker person (default 40 s)
 #
 # What it does, in order (every toolgate command comes out of README.md):
 #   clone    `git clone` of this checkout at HEAD into a temp dir, with a temp
@@ -30,8 +31,12 @@
 #            The hook must hold it: Claude is told it needs approval, the
 #            remote does not move.
 #   approve  approve.js (Playwright, system Chromium) signs in as the README
-#            says, finds the held call in the inbox and presses the button.
-#   retry    the fake model retries exactly the same call: it must run (the
+#            says, finds the held call in the inbox and presses the button,
+#            as a person would: README_TEST_PERSON_DELAY seconds (40) after
+#            the hold (noticing it, opening the inbox, reading the call).
+#   retry    another README_TEST_PERSON_DELAY seconds later (switching back
+#            to Claude and asking it to go on), the fake model retries
+#            exactly the same call: it must run (the
 #            remote's main moves to the commit), and a third try of the same
 #            call must be held again (the approval ran it once).
 #
@@ -422,6 +427,10 @@ else
   echo "run.sh: it printed the operator token; signing in at $open_url"
 fi
 approved=""
+person_delay="${README_TEST_PERSON_DELAY:-40}"
+# A person notices the hold, opens the inbox and reads the call first.
+echo "run.sh: a person takes ${person_delay} s to get to the inbox and read the call"
+sleep "$person_delay"
 if [[ -n "${README_TEST_SKIP_APPROVE:-}" ]]; then
   echo "run.sh: README_TEST_SKIP_APPROVE is set: nobody presses $button (this run must fail)"
 else
@@ -435,6 +444,12 @@ else
     timed "sign in and press $button in the UI (Playwright, failed)" "$t"
     die "approve: could not approve the held call in the UI"
   fi
+fi
+# Then switches back to Claude and asks it to go on: the approval must
+# still be usable by then.
+if [[ -n "$approved" ]]; then
+  echo "run.sh: ${person_delay} s later, back in Claude, the person asks it to retry"
+  sleep "$person_delay"
 fi
 touch "$go"
 

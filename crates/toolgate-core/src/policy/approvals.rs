@@ -4,7 +4,7 @@
 //! ```toml
 //! [approvals]
 //! pending_ttl = "5m"                 # how long a request waits for its quorum
-//! approval_window = "30s"            # how long a granted approval stays usable
+//! approval_window = "10m"            # how long a granted approval stays usable
 //! quorum = { R2 = 1, R3 = 1, R4 = 2 }
 //! require_user = ["R3", "R4"]        # classes that need a person among the approvers
 //! allowed_approvers = ["user_request", "rules_based"]   # + "llm_evaluation"
@@ -226,7 +226,7 @@ impl Default for ApprovalSettings {
     fn default() -> Self {
         ApprovalSettings {
             pending_ttl: Duration::from_secs(300),
-            approval_window: Duration::from_secs(30),
+            approval_window: Duration::from_secs(600),
             relay: false,
             allowed_approvers: vec![ApproverKind::UserRequest, ApproverKind::RulesBased],
             disabled_approvers: Vec::new(),

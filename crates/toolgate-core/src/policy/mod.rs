@@ -21,7 +21,7 @@
 //! escalation_threshold = 36         # 1..=100
 //! [approvals]
 //! pending_ttl = "5m"
-//! approval_window = "30s"
+//! approval_window = "10m"
 //! quorum = { R2 = 1, R3 = 1, R4 = 2 }
 //! relay = false                    # more keys: see approvals.rs
 //! [hooks]

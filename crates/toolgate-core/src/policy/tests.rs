@@ -135,7 +135,7 @@ fn everything_is_optional() {
             format!("{:?}", ApprovalSettings::default())
         );
         assert_eq!(p.approvals().pending_ttl, Duration::from_secs(300));
-        assert_eq!(p.approvals().approval_window, Duration::from_secs(30));
+        assert_eq!(p.approvals().approval_window, Duration::from_secs(600));
         assert!(!p.approvals().relay);
         let q: Vec<u32> = [
             RiskClass::R0,

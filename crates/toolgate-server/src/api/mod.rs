@@ -5,6 +5,7 @@
 pub mod approvals;
 pub mod bypass;
 pub mod canary;
+pub mod channel_test;
 pub mod channels;
 pub mod check;
 pub mod hooks;

@@ -4,6 +4,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 /// A running `toolgate serve`, killed when dropped.
 pub(crate) struct Daemon {
@@ -11,6 +12,24 @@ pub(crate) struct Daemon {
     pub child: Child,
     /// `HOST:PORT` it announced.
     pub addr: String,
+    /// Everything it wrote to stderr after the announcement, so far.
+    pub log: Arc<Mutex<String>>,
+}
+
+impl Daemon {
+    /// Its stderr so far, once `want` is in it, or after 10 s (then the
+    /// caller's assertion shows what was there).
+    #[allow(dead_code)] // not every test binary reads the log
+    pub(crate) fn log_once(&self, want: &str) -> String {
+        for _ in 0..200 {
+            let log = self.log.lock().unwrap().clone();
+            if log.contains(want) {
+                return log;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.log.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Daemon {
@@ -48,9 +67,18 @@ pub(crate) fn spawn<V: AsRef<OsStr>>(args: &[&str], env: &[(&str, V)]) -> Result
         seen.push('\n');
         if let Some(rest) = line.strip_prefix("toolgate serve: listening on http://") {
             let addr = rest.trim().to_string();
-            // Keep draining stderr so the daemon never blocks on a full pipe.
-            std::thread::spawn(move || for _ in lines {});
-            return Ok(Daemon { child, addr });
+            // Keep draining stderr so the daemon never blocks on a full
+            // pipe, and keep it for tests that read the log.
+            let log = Arc::new(Mutex::new(String::new()));
+            let kept = log.clone();
+            std::thread::spawn(move || {
+                for line in lines.map_while(Result::ok) {
+                    let mut k = kept.lock().unwrap();
+                    k.push_str(&line);
+                    k.push('\n');
+                }
+            });
+            return Ok(Daemon { child, addr, log });
         }
     }
     let _ = child.wait();

@@ -140,7 +140,10 @@ pub struct ExecRuleSpec {
     #[serde(default)]
     pub paths_any: Vec<String>,
     /// Which operands `paths_any` looks at: `all` (default), `last` (a
-    /// destination) or `but_last` (the sources of `mv`).
+    /// destination) or `but_last` (the sources of `mv`). For `cp`, `mv`,
+    /// `ln` and `install` given `-t`/`--target-directory`, both `last` and
+    /// `but_last` look at every path word (the destination is then an
+    /// option's value and every operand a source).
     #[serde(default)]
     pub operand_scope: Option<String>,
     /// Operands with unknown values count as matching `paths_any`.

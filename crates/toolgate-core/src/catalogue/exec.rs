@@ -356,8 +356,19 @@ impl Catalogue {
             .filter(|&i| words[i].1)
             .skip(rule.sub.len())
             .collect();
+        // `cp|mv|ln|install -t DIR SRC…`: the destination is an option's
+        // value and every operand is a source, so "the last operand" is
+        // no destination and "all but the last" misses a source. Both
+        // scopes then look at every path word: stricter, never looser.
+        let target_dir = matches!(view.cmd.program.as_str(), "cp" | "mv" | "ln" | "install")
+            && ["-t", "--target-directory"]
+                .iter()
+                .any(|f| argv::has_flag(&view.classified, f));
         let idx: Vec<usize> = match rule.operand_scope {
             OperandScope::All => (0..words.len())
+                .filter(|i| !words[*i].1 || operand_idx.contains(i))
+                .collect(),
+            OperandScope::Last | OperandScope::ButLast if target_dir => (0..words.len())
                 .filter(|i| !words[*i].1 || operand_idx.contains(i))
                 .collect(),
             OperandScope::Last => operand_idx.last().copied().into_iter().collect(),

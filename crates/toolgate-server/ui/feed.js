@@ -301,7 +301,22 @@ function recordRows(r, fresh) {
       dataset: { seq: String(r.seq), decision: String(r.decision || '') },
     },
     h('td', { class: 'time', title: r.ts || '' }, time(r.ts)),
-    h('td', null, isHold(r) ? holdBadge() : badge(r.decision)),
+    h(
+      'td',
+      null,
+      isHold(r) ? holdBadge() : badge(r.decision),
+      // A held call's approval: what became of it (the inbox card while it
+      // waits, its record in Resolved after).
+      r.decision === 'escalate' && typeof r.approval === 'string' && /^[0-9a-f]{32}$/.test(r.approval)
+        ? h('a', {
+            class: 'approval-link small',
+            href: `#approval/${r.approval}`,
+            title: 'What became of this request: its approval',
+            'data-testid': `feed-approval-${r.approval}`,
+            onclick: (/** @type {Event} */ ev) => ev.stopPropagation(),
+          }, ' approval ›')
+        : null,
+    ),
     h('td', null, riskTag(r.risk)),
     h('td', { title: r.tool || '' }, r.tool || ''),
     h('td', { class: 'agent', title: [r.agent, r.session && `session ${r.session}`].filter(Boolean).join(' · ') }, shownWhole(r.agent || '–')),

@@ -208,6 +208,9 @@ test('the Resolved view shows approved, denied, expired and bypassed calls with 
   await page.locator('#r-outcome').selectOption('denied');
   await expect(page.locator('#resolved-list > li')).toHaveCount(1);
   await page.locator('#r-outcome').selectOption('');
+  // The feed's escalation links to what became of it.
+  await page.getByTestId(`feed-approval-${expired.approval.id}`).click();
+  await expect(item(expired)).toHaveClass(/\blinked\b/);
   await page.goto(`${d.url}/#approval/${denied.approval.id}`);
   await expect(item(denied)).toHaveClass(/\blinked\b/);
 });

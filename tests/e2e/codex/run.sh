@@ -253,7 +253,7 @@ if grep -q "written by apply_patch" "$d/ws/notes.txt" 2>/dev/null; then
 else
   fail "ordinary: the apply_patch edit was not applied" "$(tail -n 30 "$d/codex.out")"
 fi
-n=$("$bin" --data-dir "$d/data" audit tail -n 50 2>/dev/null | grep -c " decision ")
+n=$("$bin" --data-dir "$d/data" audit tail --table -n 50 2>/dev/null | grep -c " decision ")
 [[ "$n" -ge 2 ]] && pass "ordinary: both calls were judged and audited ($n decisions)" \
   || fail "ordinary: expected 2 audited decisions, found $n"
 

@@ -405,6 +405,10 @@ else
 fi
 
 # --- 6. sign in and approve in the UI ----------------------------------------------
+# A person notices the hold, opens the inbox and reads the call first.
+person_delay="${README_TEST_PERSON_DELAY:-40}"
+echo "run.sh: a person takes ${person_delay} s to get to the inbox"
+sleep "$person_delay"
 t=$(now)
 signin_out=""
 for c in "${signin_cmds[@]}"; do
@@ -427,10 +431,6 @@ else
   echo "run.sh: it printed the operator token; signing in at $open_url"
 fi
 approved=""
-person_delay="${README_TEST_PERSON_DELAY:-40}"
-# A person notices the hold, opens the inbox and reads the call first.
-echo "run.sh: a person takes ${person_delay} s to get to the inbox and read the call"
-sleep "$person_delay"
 if [[ -n "${README_TEST_SKIP_APPROVE:-}" ]]; then
   echo "run.sh: README_TEST_SKIP_APPROVE is set: nobody presses $button (this run must fail)"
 else

@@ -199,8 +199,10 @@ async fn check_decides_and_records() {
     let v = d.check(exec("ls -la")).await;
     assert_eq!(v["decision"], "allow");
     assert!(v["audit_seq"].as_u64().unwrap() > 0);
+    assert_eq!(v["outcome"], "allow", "{v}");
     let v = d.check(exec("rm -rf /")).await;
     assert_eq!(v["decision"], "block");
+    assert_eq!(v["outcome"], "block", "{v}");
     assert!(
         v["block_reason"]
             .as_str()
@@ -1650,6 +1652,8 @@ async fn knowledge_holds_are_acknowledged_over_http_and_counted() {
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["decision"], "block", "{v}");
     assert_eq!(v["layer"], "knowledge", "{v}");
+    // A block to the runtime, a hold to a person.
+    assert_eq!(v["outcome"], "hold", "{v}");
     let line = v["block_reason"].as_str().unwrap();
     assert!(line.starts_with("TOOLGATE_ACK|"), "{line}");
     let id = line.split('|').nth(1).unwrap().to_string();

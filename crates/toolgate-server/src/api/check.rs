@@ -30,7 +30,7 @@ pub async fn check(
     uri: Uri,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Decision>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
     app.authenticate(&headers, None, Role::Agent).await?;
     let q: CheckQuery = query(&uri)?;
     let wait = q.wait.as_deref().map(parse_wait).transpose()?;
@@ -39,10 +39,26 @@ pub async fn check(
         toolgate_core::tool_call(value, &[]).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut decision = decide(&app, call.clone()).await?;
     link(&app, &mut decision);
-    match (wait, decision.decision) {
-        (Some(wait), Verdict::Escalate) => Ok(Json(wait_for(&app, call, decision, wait).await?)),
-        _ => Ok(Json(decision)),
+    let decision = match (wait, decision.decision) {
+        (Some(wait), Verdict::Escalate) => wait_for(&app, call, decision, wait).await?,
+        _ => decision,
+    };
+    Ok(Json(answer(&decision)))
+}
+
+/// The Decision as the answer carries it, with `outcome`: how a person
+/// reads it (`hold` for a knowledge hold, which is a `block` to the
+/// runtime: the agent reads what it was shown and retries).
+fn answer(d: &Decision) -> serde_json::Value {
+    let mut v = serde_json::to_value(d).unwrap_or(serde_json::Value::Null);
+    let outcome = crate::stats::Outcome::of(d.decision.as_str(), d.layer.as_str());
+    if let (Some(o), Some(map)) = (outcome, v.as_object_mut()) {
+        map.insert(
+            "outcome".into(),
+            serde_json::to_value(o).unwrap_or(serde_json::Value::Null),
+        );
     }
+    v
 }
 
 fn parse_wait(text: &str) -> Result<Duration, ApiError> {

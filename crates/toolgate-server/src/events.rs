@@ -171,12 +171,7 @@ async fn seed_stats(app: &Arc<App>, head: u64) {
 
 /// A decision entry's second (from its `ts`) and outcome.
 fn decision_outcome(entry: &Value) -> Option<(i64, Outcome)> {
-    if entry.get("kind").and_then(Value::as_str) != Some("decision") {
-        return None;
-    }
-    let data = entry.get("data")?;
-    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
-    let outcome = Outcome::of(field("decision"), field("layer"))?;
+    let (outcome, _) = Outcome::of_entry(entry)?;
     let ts = entry.get("ts").and_then(Value::as_str)?;
     let t = toolgate_core::parse_rfc3339_ms(ts)?.div_euclid(1000);
     Some((t, outcome))
@@ -185,14 +180,7 @@ fn decision_outcome(entry: &Value) -> Option<(i64, Outcome)> {
 /// Counts a decision any process recorded, as seen now; a runtime's hook
 /// naming itself as the agent marks that runtime's hook as seen.
 fn count_decision(app: &App, entry: &Value) {
-    if entry.get("kind").and_then(Value::as_str) != Some("decision") {
-        return;
-    }
-    let Some(data) = entry.get("data") else {
-        return;
-    };
-    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
-    let Some(outcome) = Outcome::of(field("decision"), field("layer")) else {
+    let Some((outcome, data)) = Outcome::of_entry(entry) else {
         return;
     };
     let now = app.clock.now_ms();

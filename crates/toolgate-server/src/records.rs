@@ -37,8 +37,7 @@ pub fn decision_record(entry: &Value) -> Option<Value> {
 /// `escalate`, `block`): a knowledge hold is a `block` on the wire but not
 /// a refusal. `null` for a decision this version does not know.
 fn outcome_of(data: &Value) -> Value {
-    let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("");
-    crate::stats::Outcome::of(field("decision"), field("layer")).map_or(Value::Null, |o| {
+    crate::stats::Outcome::of_data(data).map_or(Value::Null, |o| {
         serde_json::to_value(o).unwrap_or(Value::Null)
     })
 }

@@ -45,6 +45,22 @@ impl Outcome {
             _ => None,
         }
     }
+
+    /// The outcome of a decision entry's `data` (its `decision` and
+    /// `layer` fields).
+    pub fn of_data(data: &serde_json::Value) -> Option<Outcome> {
+        let field = |k: &str| data.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        Outcome::of(field("decision"), field("layer"))
+    }
+
+    /// The outcome of an audit entry, and its `data`, when it is a decision.
+    pub fn of_entry(entry: &serde_json::Value) -> Option<(Outcome, &serde_json::Value)> {
+        if entry.get("kind").and_then(|k| k.as_str()) != Some("decision") {
+            return None;
+        }
+        let data = entry.get("data")?;
+        Some((Outcome::of_data(data)?, data))
+    }
 }
 
 /// Decisions counted, by outcome.

@@ -49,6 +49,7 @@ pub const ASSETS: &[Asset] = &[
     asset!("/feed.js", "feed.js", JS),
     asset!("/approvals.js", "approvals.js", JS),
     asset!("/approval-card.js", "approval-card.js", JS),
+    asset!("/approval-detail.js", "approval-detail.js", JS),
     asset!("/resolved.js", "resolved.js", JS),
     asset!("/notify.js", "notify.js", JS),
     asset!("/daemon.js", "daemon.js", JS),

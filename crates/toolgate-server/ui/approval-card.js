@@ -56,12 +56,14 @@ export function agentWaiting(a) {
 
 /**
  * A new card for approval `a`; its buttons call onVote(id, approve,
- * confirmed), `confirmed` true from the confirm bar's button.
+ * confirmed), `confirmed` true from the confirm bar's button, and a click
+ * elsewhere on it calls onSelect(id).
  * @param {ApprovalView} a
  * @param {(id: string, approve: boolean, confirmed: boolean) => void} onVote
+ * @param {(id: string) => void} onSelect
  * @returns {Card}
  */
-export function buildApprovalCard(a, onVote) {
+export function buildApprovalCard(a, onVote, onSelect) {
   const id = a.id;
   const input = /** @type {HTMLInputElement} */ (h('input', {
     type: 'text',
@@ -140,6 +142,11 @@ export function buildApprovalCard(a, onVote) {
     refs.confirm,
     refs.msg,
   );
+  el.addEventListener('click', (ev) => {
+    const t = /** @type {HTMLElement} */ (ev.target);
+    if (t.closest('button, input, a, summary, details')) return;
+    onSelect(id);
+  });
   /** @type {Card} */
   const card = { el, refs, busy: false, confirming: null };
   return card;
@@ -210,7 +217,7 @@ export function approvalCallText(a) {
  * @param {string} text
  * @param {Finding[]} findings
  */
-function showFlagged(pre, text, findings) {
+export function showFlagged(pre, text, findings) {
   // Each word with the offsets of its bare part (quotes and punctuation
   // at its edges are matched around, never marked).
   const tokens = [...text.matchAll(/\S+/g)].map((m) => {

@@ -14,6 +14,7 @@ import {
   updateApprovalCard,
   updateCountdown,
 } from './approval-card.js';
+import { renderDetail } from './approval-detail.js';
 import { renderStateList } from './daemon.js';
 import { $ } from './dom.js';
 import { number, time } from './format.js';
@@ -117,6 +118,20 @@ function focusApproval(id) {
   for (const [cid, card] of approvalCards) card.el.classList.toggle('focused', cid === id);
   const card = id && approvalCards.get(id);
   if (card) card.el.scrollIntoView({ block: 'nearest' });
+  showSelected();
+}
+
+/**
+ * The detail pane (wide screens) shows the focused card's approval, else
+ * the most urgent one; the list marks which.
+ */
+function showSelected() {
+  const ids = S.approvals.map((a) => a.id).filter((id) => approvalCards.has(id));
+  const id = focusedApproval && approvalCards.has(focusedApproval) ? focusedApproval : ids[0] || null;
+  for (const [cid, card] of approvalCards) card.el.classList.toggle('selected', cid === id);
+  const a = id ? S.approvals.find((x) => x.id === id) || null : null;
+  renderDetail(a, id ? ((S.groups && S.groups.get(id)) || [id]).length : 0);
+  $('inbox-split').classList.toggle('has-items', !!a);
 }
 
 /** The inbox's keys, and following #approval/<id> links; once, at start. */
@@ -172,7 +187,11 @@ function renderApprovals() {
     seen.add(a.id);
     let card = approvalCards.get(a.id);
     if (!card) {
-      card = buildApprovalCard(a, (id, approve, confirmed) => (confirmed ? confirmedVote(id, approve) : askVote(id, approve, false)));
+      card = buildApprovalCard(
+        a,
+        (id, approve, confirmed) => (confirmed ? confirmedVote(id, approve) : askVote(id, approve, false)),
+        focusApproval,
+      );
       approvalCards.set(a.id, card);
     }
     updateApprovalCard(card, a);
@@ -200,6 +219,7 @@ function renderApprovals() {
   $('tile-pending').classList.toggle('active', pending > 0);
   document.title = pending > 0 ? `(${pending}) toolgate` : 'toolgate';
   if (focusedApproval && !approvalCards.has(focusedApproval)) focusedApproval = null;
+  showSelected();
   updateCountdowns();
   showLinkedApproval();
 }
@@ -394,4 +414,5 @@ export function updateCountdowns() {
 export function clearApprovals() {
   $('approval-list').replaceChildren();
   approvalCards.clear();
+  renderDetail(null, 0);
 }

@@ -285,3 +285,28 @@ test('a policy the daemon rejects on reload shows a banner until it is fixed', a
   fs.writeFileSync(d.policy, POLICY);
   await expect(banner).toBeHidden({ timeout: 20_000 });
 });
+
+test('on a wide screen the selected approval is shown in full beside the list, and every card keeps its buttons', async ({ page }) => {
+  const first = await d.check('git push --force origin main', 'r4'); // R4: the most urgent
+  const second = await d.check(`echo start && ssh db-1 systemctl restart postgres`, 'r3');
+  await d.signIn(page);
+  const detail = page.getByTestId('approval-detail');
+  await expect(detail).toBeVisible();
+  await expect(detail).toHaveAttribute('data-approval-id', first.approval.id);
+  await expect(detail.locator('pre.cmd')).toHaveText('git push --force origin main');
+  await expect(detail.locator('pre.json')).toContainText('"session": "r4"');
+  // Each card in the list keeps what a vote needs, its buttons visible.
+  for (const x of [first, second]) {
+    await expect(page.getByTestId(`approve-${x.approval.id}`)).toBeVisible();
+    await expect(page.getByTestId(`deny-${x.approval.id}`)).toBeVisible();
+  }
+  // A click on the other card shows it in the pane.
+  await page.getByTestId(`approval-${second.approval.id}`).locator('pre.cmd').click();
+  await expect(detail).toHaveAttribute('data-approval-id', second.approval.id);
+  await expect(detail.locator('pre.cmd mark.flagged')).toHaveText('systemctl restart postgres');
+  await expect(page.getByTestId(`approval-${second.approval.id}`)).toHaveClass(/\bselected\b/);
+  // Narrow: no pane, each card in full.
+  await page.setViewportSize({ width: 900, height: 900 });
+  await expect(detail).toBeHidden();
+  await expect(page.getByTestId(`approval-${first.approval.id}`).locator('details.full-call')).toBeVisible();
+});

@@ -21,10 +21,10 @@ export function renderDetail(a, n) {
   const pane = $('approval-detail');
   if (!a) {
     pane.replaceChildren();
-    pane.dataset.approvalId = '';
+    pane.dataset.shows = '';
     return;
   }
-  pane.dataset.approvalId = a.id;
+  pane.dataset.shows = a.id;
   const findings = Array.isArray(a.findings) ? a.findings : [];
   const cmd = h('pre', { class: 'cmd', 'aria-label': 'The call, whole' });
   showFlagged(cmd, approvalCallText(a), findings);

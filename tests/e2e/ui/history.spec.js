@@ -290,9 +290,9 @@ test('on a wide screen the selected approval is shown in full beside the list, a
   const first = await d.check('git push --force origin main', 'r4'); // R4: the most urgent
   const second = await d.check(`echo start && ssh db-1 systemctl restart postgres`, 'r3');
   await d.signIn(page);
-  const detail = page.getByTestId('approval-detail');
+  const detail = page.getByTestId('inbox-detail');
   await expect(detail).toBeVisible();
-  await expect(detail).toHaveAttribute('data-approval-id', first.approval.id);
+  await expect(detail).toHaveAttribute('data-shows', first.approval.id);
   await expect(detail.locator('pre.cmd')).toHaveText('git push --force origin main');
   await expect(detail.locator('pre.json')).toContainText('"session": "r4"');
   // Each card in the list keeps what a vote needs, its buttons visible.
@@ -302,7 +302,7 @@ test('on a wide screen the selected approval is shown in full beside the list, a
   }
   // A click on the other card shows it in the pane.
   await page.getByTestId(`approval-${second.approval.id}`).locator('pre.cmd').click();
-  await expect(detail).toHaveAttribute('data-approval-id', second.approval.id);
+  await expect(detail).toHaveAttribute('data-shows', second.approval.id);
   await expect(detail.locator('pre.cmd mark.flagged')).toHaveText('systemctl restart postgres');
   await expect(page.getByTestId(`approval-${second.approval.id}`)).toHaveClass(/\bselected\b/);
   // Narrow: no pane, each card in full.

@@ -46,9 +46,12 @@ pub(crate) enum BypassCommand {
     },
     /// List bypasses, active ones first.
     List {
-        /// One JSON object per line.
+        /// One JSON object per line (also whenever stdout is not a terminal).
         #[arg(long)]
         json: bool,
+        /// A readable line per bypass even when stdout is not a terminal.
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
     },
     /// End a bypass now.
     End {
@@ -136,7 +139,8 @@ fn run_inner(cmd: BypassCommand, data: &DataDirArgs) -> Result<()> {
                 VoteOutcome::Denied => println!("approval {id} is denied"),
             }
         }
-        BypassCommand::List { json } => {
+        BypassCommand::List { json, table } => {
+            let json = crate::output::json_lines(json, table);
             let now = clock.now_ms();
             let mut all = store.read_bypasses()?;
             all.sort_by_key(|b| (!b.active(now), std::cmp::Reverse(b.started_ms)));

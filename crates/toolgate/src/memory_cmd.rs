@@ -54,9 +54,13 @@ pub(crate) enum MemoryCommand {
         /// At most this many, best match first.
         #[arg(long, default_value_t = 20)]
         limit: usize,
-        /// One JSON object per line instead of a table.
+        /// One JSON object per line instead of a table (also whenever
+        /// stdout is not a terminal).
         #[arg(long)]
         json: bool,
+        /// The table even when stdout is not a terminal.
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
     },
     /// List memories, newest first.
     List {
@@ -66,9 +70,13 @@ pub(crate) enum MemoryCommand {
         /// At most this many.
         #[arg(long, default_value_t = 50)]
         limit: usize,
-        /// One JSON object per line instead of a table.
+        /// One JSON object per line instead of a table (also whenever
+        /// stdout is not a terminal).
         #[arg(long)]
         json: bool,
+        /// The table even when stdout is not a terminal.
+        #[arg(long, conflicts_with = "json")]
+        table: bool,
     },
     /// Delete a memory by id.
     Remove {
@@ -151,7 +159,13 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
         }
         MemoryCommand::Import { file } => import(data, &file)?,
         MemoryCommand::Export { file } => export(data, file)?,
-        MemoryCommand::Search { words, limit, json } => {
+        MemoryCommand::Search {
+            words,
+            limit,
+            json,
+            table,
+        } => {
+            let json = crate::output::json_lines(json, table);
             let store = data.open_existing()?;
             let text = words.join(" ");
             let found = store.search_memories_text(&text, limit)?;
@@ -165,7 +179,9 @@ fn run_inner(cmd: MemoryCommand, data: &DataDirArgs) -> Result<()> {
             category,
             limit,
             json,
+            table,
         } => {
+            let json = crate::output::json_lines(json, table);
             let category = category
                 .map(|c| {
                     Category::parse(&c).ok_or_else(|| {

@@ -1018,6 +1018,14 @@ fn list_commands_print_json_lines_when_piped() {
     let operators = lines(&["operators", "list"]);
     assert_eq!(operators.len(), 1, "{operators:?}");
     assert_eq!(operators[0]["name"], "alice");
+    // The other lists too: nothing there is no lines, not a sentence.
+    for args in [
+        &["bypass", "list"][..],
+        &["memory", "list"],
+        &["memory", "search", "deploy"],
+    ] {
+        assert!(lines(args).is_empty(), "{args:?}");
+    }
     let entries = lines(&["audit", "tail", "-n", "2"]);
     assert_eq!(entries.len(), 2, "{entries:?}");
     assert!(entries.iter().all(|e| e["hash"].is_string()), "{entries:?}");

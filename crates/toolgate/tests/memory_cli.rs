@@ -119,7 +119,7 @@ fn add_list_search_remove() {
         "1",
     ]);
 
-    let table = d.ok(&["memory", "list"]);
+    let table = d.ok(&["memory", "list", "--table"]);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 4, "{table}");
     assert!(
@@ -170,15 +170,17 @@ fn add_list_search_remove() {
         d.ok(&["memory", "search", "billing", "flaky", "--json"])
             .is_empty()
     );
-    let table = d.ok(&["memory", "search", "flaky"]);
+    let table = d.ok(&["memory", "search", "flaky", "--table"]);
     assert!(table.contains("host 10.0.0.163 is flaky"), "{table}");
     // Query syntax is just text.
     for hostile in ["\"a\" OR x*", "NEAR(", "*", "\"", "--", "a:b"] {
         let out = d.run(&["memory", "search", "--", hostile]);
         assert_eq!(out.status.code(), Some(0), "{hostile:?}: {}", stderr(&out));
     }
-    let none = d.ok(&["memory", "search", "nothing-like-it"]);
+    let none = d.ok(&["memory", "search", "nothing-like-it", "--table"]);
     assert!(none.contains("no memory"), "{none}");
+    // Piped, nothing found is no lines at all.
+    assert!(d.ok(&["memory", "search", "nothing-like-it"]).is_empty());
 
     assert!(
         d.ok(&["memory", "remove", "2"])

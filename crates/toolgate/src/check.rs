@@ -491,12 +491,7 @@ fn call_from_stdin() -> Result<ToolCall> {
 /// by the daemon at `url`, its Decision printed as a local one is.
 fn run_remote(args: &CheckArgs, url: &str, data: &DataDirArgs) -> ExitCode {
     let decided = (|| -> Result<(ToolCall, Decision)> {
-        let base = url.trim().trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(anyhow!(
-                "--url {base:?}: give the daemon's address, such as http://127.0.0.1:7878"
-            ));
-        }
+        let base = crate::daemon_post::base_url(url.trim())?;
         let token = crate::daemon_token::token(
             args.token.as_deref(),
             crate::daemon_token::Shared::Agent,
@@ -507,41 +502,23 @@ fn run_remote(args: &CheckArgs, url: &str, data: &DataDirArgs) -> ExitCode {
             Some(call) => call,
             None => call_from_stdin()?,
         };
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start")?;
-        let decision = runtime.block_on(async {
-            let resp = reqwest::Client::builder()
-                .timeout(std::time::Duration::from_secs(30))
-                .build()
-                .context("cannot set up the HTTP client")?
-                .post(format!("{base}/v1/check"))
-                .bearer_auth(&token)
-                .json(&call)
-                .send()
-                .await
-                .with_context(|| {
-                    format!("cannot reach the daemon at {base}: is `toolgate serve` running there?")
-                })?;
-            let status = resp.status();
-            let body: Value = resp.json().await.unwrap_or(Value::Null);
-            if !status.is_success() {
-                let advice = if status.as_u16() == 401 {
-                    " (pass --token with the daemon's agent token)"
-                } else {
-                    ""
-                };
-                return Err(anyhow!(
-                    "{}{advice}",
-                    crate::approvals_remote::error_message(status, &body)
-                ));
+        let body = serde_json::to_value(&call).context("cannot send the call")?;
+        let answer = crate::daemon_post::post_json(
+            base,
+            "/v1/check",
+            &token,
+            Some(&body),
+            std::time::Duration::from_secs(30),
+        )
+        .map_err(|e| match e.downcast_ref::<crate::daemon_post::Refused>() {
+            Some(r) if r.status == 401 => {
+                anyhow!("{} (pass --token with the daemon's agent token)", r.message)
             }
-            serde_json::from_value::<Decision>(body).context(
-                "the daemon's answer is not a Decision: is it a toolgate daemon of this version?",
-            )
+            _ => e,
         })?;
+        let decision = serde_json::from_value::<Decision>(answer).context(
+            "the daemon's answer is not a Decision: is it a toolgate daemon of this version?",
+        )?;
         Ok((call, decision))
     })();
     match decided {

@@ -79,6 +79,11 @@ impl Analyzer<'_> {
                 "sed" | "gsed" => {
                     let script = if args[i].text == "-e" || args[i].text == "--expression" {
                         args.get(i + 1).cloned()
+                    } else if let Some(v) = args[i].text.strip_prefix("--expression=") {
+                        Some(Word {
+                            text: v.to_string(),
+                            dynamic: args[i].dynamic,
+                        })
                     } else if i
                         == args
                             .iter()
@@ -91,6 +96,15 @@ impl Analyzer<'_> {
                         None
                     };
                     if let Some(s) = script {
+                        for effect in inline::sed_file_effects(&s.text) {
+                            scripts.push((
+                                Word {
+                                    text: effect,
+                                    dynamic: s.dynamic,
+                                },
+                                "sed w/r",
+                            ));
+                        }
                         for snippet in inline::sed_commands(&s.text) {
                             match snippet {
                                 inline::Snippet::Script(c) => scripts.push((

@@ -94,9 +94,58 @@ pub(crate) fn sed_commands(script: &str) -> Vec<Snippet> {
     out
 }
 
+/// What a sed script does to files, as the shell commands that would do the
+/// same, so every rule about writing or reading a file judges it: `w FILE`,
+/// `W FILE` and the `w FILE` flag of `s///` write FILE (`tee -a FILE`);
+/// `r FILE` and `R FILE` read it into the output (`cat FILE`). A file name
+/// runs to the end of its line, as sed reads it.
+pub(crate) fn sed_file_effects(script: &str) -> Vec<String> {
+    static FILE_CMD: OnceLock<Regex> = OnceLock::new();
+    let file_cmd = FILE_CMD.get_or_init(|| {
+        Regex::new(
+            r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/\n]*/)?(?:\s*,\s*(?:\d+|\$|/[^/\n]*/))?\s*!?\s*([wWrR])[ \t]*([^\n]+)",
+        )
+        .expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for c in file_cmd.captures_iter(script) {
+        let (Some(cmd), Some(file)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let file = file.as_str().trim();
+        if file.is_empty() {
+            continue;
+        }
+        let quoted = crate::quote(file);
+        out.push(match cmd.as_str() {
+            "w" | "W" => format!("tee -a {quoted}"),
+            _ => format!("cat {quoted}"),
+        });
+    }
+    for file in substitutions(script).into_iter().filter_map(|s| s.writes) {
+        out.push(format!("tee -a {}", crate::quote(&file)));
+    }
+    out.truncate(32);
+    out
+}
+
 /// True when a sed script has an `s` command with the `e` flag.
 fn substitutions_execute(script: &str) -> bool {
+    substitutions(script).iter().any(|s| s.flags.contains('e'))
+}
+
+/// One `s` command of a sed script: its flags, and the file its `w` flag
+/// writes (the rest of the line after the `w`).
+struct Substitution {
+    flags: String,
+    writes: Option<String>,
+}
+
+/// The `s` commands of a sed script, read delimiter by delimiter (any
+/// delimiter, backslash escapes skipped).
+fn substitutions(script: &str) -> Vec<Substitution> {
     let chars: Vec<char> = script.chars().collect();
+    let mut out = Vec::new();
     let mut i = 0;
     while i + 1 < chars.len() {
         let at_command = i == 0
@@ -123,20 +172,29 @@ fn substitutions_execute(script: &str) -> bool {
                 j += 1;
             }
             if seen == 2 {
+                let mut flags = String::new();
+                let mut writes = None;
                 let mut k = j;
-                while k < chars.len() && (chars[k].is_ascii_alphanumeric()) {
-                    if chars[k] == 'e' {
-                        return true;
+                while k < chars.len() && chars[k].is_ascii_alphanumeric() {
+                    flags.push(chars[k]);
+                    if chars[k] == 'w' {
+                        // The file name runs to the end of the line.
+                        let rest: String =
+                            chars[k + 1..].iter().take_while(|&&c| c != '\n').collect();
+                        writes = Some(rest.trim().to_string()).filter(|f| !f.is_empty());
+                        k += 1 + rest.chars().count();
+                        break;
                     }
                     k += 1;
                 }
+                out.push(Substitution { flags, writes });
                 i = k;
                 continue;
             }
         }
         i += 1;
     }
-    false
+    out
 }
 
 /// One argument of a call: a literal string, or text whose value is unknown.
@@ -339,6 +397,34 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sed_writes_and_reads_are_the_files_they_name() {
+        assert_eq!(
+            sed_file_effects("w /etc/cron.d/x"),
+            vec!["tee -a /etc/cron.d/x"]
+        );
+        assert_eq!(
+            sed_file_effects("1,/x/w out;x.log"),
+            vec!["tee -a 'out;x.log'"]
+        );
+        assert_eq!(
+            sed_file_effects("$r /root/.ssh/id_rsa"),
+            vec!["cat /root/.ssh/id_rsa"]
+        );
+        assert_eq!(
+            sed_file_effects("s|a|b|gw /root/.bashrc"),
+            vec!["tee -a /root/.bashrc"]
+        );
+        assert_eq!(
+            sed_file_effects("s/a/b/\n/x/W  two words"),
+            vec!["tee -a 'two words'"]
+        );
+        // Substitutions and printing touch no file.
+        assert!(sed_file_effects("s/foo/bar/g").is_empty());
+        assert!(sed_file_effects("1,5p").is_empty());
+        assert!(sed_file_effects("s/w/r/").is_empty());
+    }
     use crate::decoders::decode_base64;
 
     fn argv(items: &[(&str, bool)]) -> Snippet {

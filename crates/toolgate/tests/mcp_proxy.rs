@@ -19,15 +19,12 @@ struct Dirs {
 
 impl Dirs {
     fn new(name: &str) -> Dirs {
-        // Outside /tmp: toolgate lets writes under temp dirs through, and
-        // these tests need writes it stops.
         let tmp = tempfile::Builder::new()
             .prefix(&format!("mcp-{name}-"))
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap();
         let base = tmp.path().to_path_buf();
-        std::fs::create_dir_all(base.join("ws")).unwrap();
-        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::create_dir_all(base.join("ws/.claude/commands")).unwrap();
         Dirs {
             root: base,
             _tmp: tmp,
@@ -47,8 +44,11 @@ impl Dirs {
     }
 }
 
-/// `examples/fake_mcp_server`, built once per test run (cargo builds an
-/// integration test's binary but not the crate's examples).
+/// `examples/fake_mcp_server`, built once per test run: `cargo test`
+/// builds every example, but `cargo test --test mcp_proxy` does not. The
+/// build names the whole workspace, as `cargo test --workspace` does, so
+/// that after it this is a no-op: `-p toolgate` would compile two dozen
+/// dependencies again with another set of features.
 fn fake_server() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     let exe = std::env::current_exe().unwrap();
@@ -60,14 +60,7 @@ fn fake_server() -> PathBuf {
     BUILT.call_once(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(cargo)
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "toolgate",
-                "--example",
-                "fake_mcp_server",
-            ])
+            .args(["build", "-q", "--locked", "--workspace", "--examples"])
             .status()
             .unwrap();
         assert!(status.success(), "cannot build examples/fake_mcp_server");
@@ -255,11 +248,15 @@ fn allowed_calls_reach_the_server_and_blocked_ones_never_do() {
 }
 
 impl Dirs {
-    /// A path outside the workspace and outside temp dirs: writing it
-    /// needs an approval.
-    fn outside_path(&self, name: &str) -> String {
-        self.root
-            .join("outside")
+    /// A path whose writing needs one approval (R3) wherever the checkout
+    /// lives: one of the agent's own command files, which later sessions
+    /// read as instructions. A path outside
+    /// the workspace would not do: when the checkout is under /tmp, so is
+    /// every directory these tests can make, and toolgate lets writes to
+    /// temp dirs through.
+    fn held_path(&self, name: &str) -> String {
+        self.ws()
+            .join(".claude/commands")
             .join(name)
             .to_string_lossy()
             .into_owned()
@@ -270,18 +267,18 @@ impl Dirs {
 fn what_the_server_gets_is_what_was_judged() {
     let d = Dirs::new("dup");
     let mut p = Proxy::start(&d, &["--wait", "0s"], &[]);
-    let outside = d.outside_path("x.txt");
+    let held = d.held_path("x.txt");
     // Duplicate keys: which copy counts depends on the reader, so the
     // message is refused and the server gets none of it.
     p.send_line(&format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"{outside}","content":"a","path":"in.txt"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"write_file","arguments":{{"path":"{held}","content":"a","path":"in.txt"}}}}}}"#
     ));
     let a = p.next();
     assert_eq!(a["error"]["code"], -32700, "{a}");
     assert!(a.to_string().contains("appears twice"), "{a}");
     assert!(!d.ws().join("in.txt").exists());
-    assert!(!Path::new(&outside).exists());
-    assert!(!d.server_saw().contains(&outside), "{}", d.server_saw());
+    assert!(!Path::new(&held).exists());
+    assert!(!d.server_saw().contains(&held), "{}", d.server_saw());
     assert!(!d.server_saw().contains("in.txt"), "{}", d.server_saw());
     // A message read once reaches the server as it was read.
     p.call(2, "write_file", json!({"path": "in.txt", "content": "b"}));
@@ -343,49 +340,49 @@ fn first_pending(d: &Dirs) -> String {
 #[test]
 fn an_escalation_waits_for_an_operator() {
     let d = Dirs::new("wait");
-    let outside = d.outside_path("report.txt");
+    let held = d.held_path("report.txt");
     // Not held: answered at once with the approval id.
     let mut p = Proxy::start(&d, &["--wait", "0s"], &[]);
-    p.call(1, "write_file", json!({"path": outside, "content": "r"}));
+    p.call(1, "write_file", json!({"path": held, "content": "r"}));
     let a = p.next();
     assert_eq!(a["result"]["isError"], true, "{a}");
     let id = first_pending(&d);
     assert!(text_of(&a).contains(&id), "{a}");
-    assert!(!Path::new(&outside).exists());
+    assert!(!Path::new(&held).exists());
     p.close();
 
     // Held: an operator approves from another process; the call runs.
     let mut p = Proxy::start(&d, &["--wait", "20s"], &[]);
-    p.call(2, "write_file", json!({"path": outside, "content": "r"}));
+    p.call(2, "write_file", json!({"path": held, "content": "r"}));
     std::thread::sleep(Duration::from_millis(300));
     let id = first_pending(&d);
     approve(&d, &id);
     let a = p.next();
     assert_eq!(a["id"], 2);
     assert!(a["result"]["isError"].is_null(), "{a}");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "r");
+    assert_eq!(std::fs::read_to_string(&held).unwrap(), "r");
 }
 
 #[test]
 fn a_held_call_that_nobody_approves_is_answered_in_time() {
     let d = Dirs::new("timeout");
-    let outside = d.outside_path("late.txt");
+    let held = d.held_path("late.txt");
     let mut p = Proxy::start(&d, &["--wait", "1s"], &[]);
-    p.call(1, "write_file", json!({"path": outside, "content": "r"}));
+    p.call(1, "write_file", json!({"path": held, "content": "r"}));
     let a = p.next();
     assert_eq!(a["result"]["isError"], true, "{a}");
     let text = text_of(&a);
     assert!(text.contains("still pending"), "{text}");
-    assert!(!Path::new(&outside).exists());
+    assert!(!Path::new(&held).exists());
     assert!(!d.server_saw().contains("late.txt"));
 }
 
 #[test]
 fn the_clients_user_is_asked_and_can_decline_or_approve() {
     let d = Dirs::new("elicit");
-    let outside = d.outside_path("asked.txt");
+    let held = d.held_path("asked.txt");
     let mut p = Proxy::start_eliciting(&d, &["--wait", "20s"]);
-    p.call(1, "write_file", json!({"path": outside, "content": "r"}));
+    p.call(1, "write_file", json!({"path": held, "content": "r"}));
     let ask = p.next();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert!(
@@ -417,7 +414,7 @@ fn the_clients_user_is_asked_and_can_decline_or_approve() {
     std::fs::write(&policy, relay_on(&default)).unwrap();
     let mut p =
         Proxy::start_eliciting(&d, &["--wait", "20s", "--policy", policy.to_str().unwrap()]);
-    p.call(2, "write_file", json!({"path": outside, "content": "yes"}));
+    p.call(2, "write_file", json!({"path": held, "content": "yes"}));
     let ask = p.next();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     p.send_line(
@@ -428,7 +425,7 @@ fn the_clients_user_is_asked_and_can_decline_or_approve() {
     let a = p.next();
     assert_eq!(a["id"], 2, "{a}");
     assert!(a["result"]["isError"].is_null(), "{a}");
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "yes");
+    assert_eq!(std::fs::read_to_string(&held).unwrap(), "yes");
 }
 
 /// The default policy with `[approvals] relay = true`.
@@ -454,9 +451,9 @@ fn relay_on(policy: &str) -> String {
 #[test]
 fn a_cancelled_held_call_is_dropped() {
     let d = Dirs::new("cancel");
-    let outside = d.outside_path("cancelled.txt");
+    let held = d.held_path("cancelled.txt");
     let mut p = Proxy::start(&d, &["--wait", "20s"], &[]);
-    p.call(7, "write_file", json!({"path": outside, "content": "r"}));
+    p.call(7, "write_file", json!({"path": held, "content": "r"}));
     std::thread::sleep(Duration::from_millis(300));
     p.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
     p.send_line(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#);
@@ -465,7 +462,7 @@ fn a_cancelled_held_call_is_dropped() {
     let id = first_pending(&d);
     approve(&d, &id);
     std::thread::sleep(Duration::from_millis(600));
-    assert!(!Path::new(&outside).exists());
+    assert!(!Path::new(&held).exists());
     assert_eq!(p.close(), 0);
 }
 
@@ -503,7 +500,7 @@ fn through_the_daemon_and_failing_closed_without_it() {
     let d = Dirs::new("daemon");
     let (daemon, url, key) = daemon_for(&d);
     let agent = AGENT;
-    let outside = d.outside_path("x.txt");
+    let held = d.held_path("x.txt");
     let mut p = Proxy::start(
         &d,
         &["--wait", "0s", "--daemon-key", &key],
@@ -513,10 +510,10 @@ fn through_the_daemon_and_failing_closed_without_it() {
     assert!(p.next()["result"]["isError"].is_null());
     p.call(2, "run_command", json!({"command": "rm -rf /"}));
     assert_eq!(p.next()["result"]["isError"], true);
-    p.call(3, "write_file", json!({"path": outside, "content": "x"}));
+    p.call(3, "write_file", json!({"path": held, "content": "x"}));
     let a = p.next();
     assert_eq!(a["result"]["isError"], true, "{a}");
-    assert!(!Path::new(&outside).exists());
+    assert!(!Path::new(&held).exists());
     assert!(!d.server_saw().contains("run_command"));
     p.close();
     drop(daemon);
@@ -539,13 +536,13 @@ fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
     let d = Dirs::new("daemon-cancel");
     let (daemon, url, key) = daemon_for(&d);
     let agent = AGENT;
-    let outside = d.outside_path("ghost.txt");
+    let held = d.held_path("ghost.txt");
     let mut p = Proxy::start(
         &d,
         &["--wait", "30s", "--daemon-key", &key],
         &[("TOOLGATE_URL", &url), ("TOOLGATE_AGENT_TOKEN", agent)],
     );
-    p.call(9, "write_file", json!({"path": outside, "content": "x"}));
+    p.call(9, "write_file", json!({"path": held, "content": "x"}));
     let id = first_pending(&d);
     p.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
     // Give the proxy a moment to hang up on the daemon.
@@ -560,7 +557,7 @@ fn a_cancelled_call_held_by_the_daemon_does_not_use_its_approval() {
         .find(|a| a["id"] == id.as_str())
         .map(|a| a["state"].clone());
     assert_eq!(state, Some(json!("approved")), "{text}");
-    assert!(!Path::new(&outside).exists());
+    assert!(!Path::new(&held).exists());
     assert!(!d.server_saw().contains("ghost.txt"));
     drop(daemon);
 }

@@ -48,12 +48,13 @@
 # the toolchain or of crates already fetched), but CARGO_INSTALL_ROOT is the
 # temp HOME's ~/.cargo, so `cargo install` puts toolgate where the README says,
 # in a fresh ~/.cargo/bin. CARGO_TARGET_DIR is README_TEST_TARGET_DIR
-# (default target/readme-e2e in this checkout, set it empty for cargo's own
-# throwaway dir): on a fresh machine (CI) that is a cold build exactly like a
-# newcomer's; on a machine that ran this before, the compiled dependencies
-# are reused, while the toolgate crates are always recompiled from the clone
-# (its files are newer than anything built before), which the test checks in
-# cargo's output.
+# (default: this checkout's own target directory, the one every other build
+# here uses; set it empty for cargo's own throwaway dir): on a fresh machine
+# (CI) the release build is as cold as a newcomer's, bar the build scripts
+# and proc macros the test build compiled the same way; on a machine that
+# ran this before, the compiled dependencies are reused, while the toolgate
+# crates are always compiled from the clone (a path of their own), which the
+# test checks in cargo's output.
 #
 # The daemon listens where the README says (127.0.0.1:7878): the test stops
 # with exit 2 if something already listens there. Exit 0 pass, 1 fail, 2
@@ -209,7 +210,7 @@ IFS=: read -ra path_dirs <<<"$PATH"
 for d in "${path_dirs[@]}"; do
   [[ -n "$d" && ! -x "$d/toolgate" ]] && path="$path:$d"
 done
-target_dir="${README_TEST_TARGET_DIR-$root/target/readme-e2e}"
+target_dir="${README_TEST_TARGET_DIR-${CARGO_TARGET_DIR:-$root/target}}"
 newcomer=(env -i HOME="$home" USER="${USER:-$(id -un)}" LANG="${LANG:-C.UTF-8}" TERM="${TERM:-xterm}"
   PATH="$path" CARGO_HOME="$real_cargo_home" RUSTUP_HOME="$real_rustup_home"
   CARGO_INSTALL_ROOT="$home/.cargo")

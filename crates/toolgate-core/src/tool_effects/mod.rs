@@ -244,15 +244,13 @@ fn instruction_file_claim(n: &NormalizedCall) -> Option<Judged> {
         .paths
         .iter()
         .find(|p| p.path.ends_with("/.vscode/tasks.json"))
-        && crate::normalize::param_strings(&n.params, true)
-            .iter()
-            .any(|t| t.contains("folderOpen"))
+        && may_run_on_open(&n.params)
     {
         return Some(Judged {
             verdict: Verdict::Escalate,
             class: RiskClass::R3,
             reason: format!(
-                "{} writes {}, an editor task that runs whenever the folder is opened",
+                "{} writes {}, editor tasks that can run whenever the folder is opened",
                 n.tool, p.path
             ),
             rule: "effects.task-on-open",
@@ -270,6 +268,22 @@ fn instruction_file_claim(n: &NormalizedCall) -> Option<Judged> {
         ),
         rule: "effects.instructions",
     })
+}
+
+/// Whether a file tool's write of `.vscode/tasks.json` may leave a task
+/// that runs when the folder is opened. Only a whole new file (a `content`
+/// string) can be read for that: an edit changes part of a file whose rest
+/// is unseen, so two harmless-looking edits could assemble `folderOpen`.
+/// The text is searched for the key and the value, lower-cased, and for any
+/// `\u` escape, which JSON would decode into either.
+fn may_run_on_open(params: &serde_json::Map<String, serde_json::Value>) -> bool {
+    let Some(content) = params.get("content").and_then(serde_json::Value::as_str) else {
+        return true;
+    };
+    let text = content.to_ascii_lowercase();
+    ["folderopen", "runon", "\\u"]
+        .iter()
+        .any(|needle| text.contains(needle))
 }
 
 /// The catalogue rules that find a command writing an instruction file.

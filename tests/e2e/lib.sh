@@ -14,6 +14,29 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
+# work_root HERE NAME: where a suite keeps the files its calls must find
+# outside the workspace and outside every temp dir (toolgate lets writes and
+# deletions under /tmp, /var/tmp and /dev/shm through, so a sentinel there
+# proves nothing). HERE/.work, next to the suite, unless the checkout is
+# itself under a temp dir or its path holds a character a shell command
+# would have to quote (the suites write these paths into commands for the
+# agents); then ~/.cache/toolgate-e2e/NAME. Fails with the reason when
+# neither will do.
+work_root() {
+  local here=$1 name=$2 dir
+  for dir in "$here/.work" "${XDG_CACHE_HOME:-$HOME/.cache}/toolgate-e2e/$name"; do
+    dir="$(realpath -m "$dir")"
+    case "$dir/" in
+      /tmp/* | /var/tmp/* | /dev/shm/*) continue ;;
+    esac
+    [[ "$dir" =~ ^[A-Za-z0-9_./-]+$ ]] || continue
+    echo "$dir"
+    return 0
+  done
+  echo "lib.sh: no directory for $name's files outside temp dirs with a plain path (tried $here/.work and ~/.cache/toolgate-e2e/$name): set XDG_CACHE_HOME to one" >&2
+  return 1
+}
+
 # rand: 24 random bytes as hex (tokens).
 rand() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
 

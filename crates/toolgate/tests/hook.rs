@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use toolgate_core::hooks::install::shell_word;
 use toolgate_gate::DaemonKey;
 use toolgate_server::proof;
 
@@ -582,7 +583,7 @@ fn install_writes_the_hook_entry_once_and_keeps_other_settings() {
     assert!(
         command.starts_with(&format!(
             "{} hook claude-code --timeout 10 --policy builtin --url none --data-dir /",
-            env!("CARGO_BIN_EXE_toolgate")
+            shell_word(env!("CARGO_BIN_EXE_toolgate"))
         )),
         "{command}"
     );
@@ -655,7 +656,7 @@ fn install_carries_its_settings_keeps_order_and_backups_and_uninstall_restores()
     assert!(
         command.starts_with(&format!(
             "{} hook claude-code ",
-            env!("CARGO_BIN_EXE_toolgate")
+            shell_word(env!("CARGO_BIN_EXE_toolgate"))
         )),
         "{command}"
     );

@@ -24,7 +24,7 @@
 #
 # The destructive command deletes a directory OUTSIDE Claude's working
 # directory and outside the temp dirs (toolgate lets deletions under /tmp
-# through): `rm -rf <this dir>/.work/<run>/precious`. Claude does not refuse
+# through): `rm -rf <this dir>/.work/<run> (lib.sh work_root)/precious`. Claude does not refuse
 # it by itself (the control run proves it), toolgate's default policy
 # escalates it (R3, "outside the workspace"), which the hook answers with
 # `ask`: a denial in `claude -p`. The ordinary command writes a marker file
@@ -76,8 +76,9 @@ echo "run.sh: claude $("$claude" --version 2>/dev/null | head -n1), toolgate $("
 # --- temp dirs, processes, cleanup -------------------------------------------
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/toolgate-cc-e2e.XXXXXX")"
 # The sentinels live outside every temp dir (see above), next to this script.
-mkdir -p "$here/.work"
-outside="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" claude-code)" || exit 2
+mkdir -p "$work_parent"
+outside="$(mktemp -d "$work_parent/run.XXXXXX")"
 fake_pid=""
 serve_pid=""
 
@@ -89,7 +90,7 @@ cleanup() {
     echo "run.sh: kept $tmp and $outside"
   else
     rm -rf "$tmp" "$outside"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   exit "$status"
 }
@@ -220,7 +221,8 @@ rm -rf "$probe"
 
 # --- control: an allow-everything hook -----------------------------------------
 allow_hook="$here/allow-all-hook.sh"
-control_settings=$(hook_settings "{\"type\":\"command\",\"command\":$(json_str "$allow_hook"),\"timeout\":10}")
+# A command line: the checkout's path may hold spaces.
+control_settings=$(hook_settings "{\"type\":\"command\",\"command\":$(json_str "$(printf '%q' "$allow_hook")"),\"timeout\":10}")
 sentinel=$(make_sentinel control)
 run_claude control "$control_settings" "$(destructive_cmd "$sentinel")"
 if [[ ! -e "$sentinel" ]]; then

@@ -64,8 +64,9 @@ echo "run.sh: $("$codex" --version 2>/dev/null | head -n1), toolgate $("$bin" --
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/toolgate-codex-e2e.XXXXXX")"
 # Sentinels live outside every temp dir (toolgate lets deletions under /tmp
 # through), next to this script.
-mkdir -p "$here/.work"
-outside="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" codex)" || exit 2
+mkdir -p "$work_parent"
+outside="$(mktemp -d "$work_parent/run.XXXXXX")"
 fake_pid=""
 cleanup() {
   local status=$?
@@ -74,7 +75,7 @@ cleanup() {
     echo "run.sh: kept $tmp and $outside"
   else
     rm -rf "$tmp" "$outside"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   exit "$status"
 }
@@ -149,8 +150,9 @@ sentinel=$(sentinel control)
 # The same entry with an allow-all command; Codex's own
 # --dangerously-bypass-hook-trust stands in for its trust, in the control only.
 python3 - "$d/codex/hooks.json" "$here/allow-all-hook.sh" <<'EOF'
-import json, sys
+import json, shlex, sys
 path, hook = sys.argv[1:3]
+hook = shlex.quote(hook)  # a command line: a checkout path may hold spaces
 s = json.load(open(path))
 s["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = hook
 json.dump(s, open(path, "w"), indent=2)
@@ -173,8 +175,9 @@ mcp_step() {
 new_run mcp-control
 install_toolgate
 python3 - "$d/codex/hooks.json" "$here/allow-all-hook.sh" <<'EOF'
-import json, sys
+import json, shlex, sys
 path, hook = sys.argv[1:3]
+hook = shlex.quote(hook)  # a command line: a checkout path may hold spaces
 s = json.load(open(path))
 s["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = hook
 json.dump(s, open(path, "w"), indent=2)

@@ -56,8 +56,9 @@ fi
 echo "run.sh: gemini $("$gemini" --version 2>/dev/null | head -n1), toolgate $("$bin" --version 2>/dev/null)"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/toolgate-gemini-e2e.XXXXXX")"
-mkdir -p "$here/.work"
-outside="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" gemini)" || exit 2
+mkdir -p "$work_parent"
+outside="$(mktemp -d "$work_parent/run.XXXXXX")"
 fake_pid=""
 cleanup() {
   local status=$?
@@ -66,7 +67,7 @@ cleanup() {
     echo "run.sh: kept $tmp and $outside"
   else
     rm -rf "$tmp" "$outside"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   exit "$status"
 }
@@ -110,8 +111,9 @@ install_toolgate() {
 # install_allow_all: an allow-all BeforeTool hook instead.
 install_allow_all() {
   python3 - "$d/home/.gemini/settings.json" "$here/allow-all-hook.sh" <<'EOF'
-import json, sys
+import json, shlex, sys
 path, hook = sys.argv[1:3]
+hook = shlex.quote(hook)  # a command line: a checkout path may hold spaces
 s = json.load(open(path))
 s["hooks"] = {"BeforeTool": [{"matcher": ".*", "hooks": [{"type": "command", "command": hook, "timeout": 10000}]}]}
 json.dump(s, open(path, "w"))

@@ -77,8 +77,9 @@ echo "run.sh: python mcp $("${py[@]}" -c 'import importlib.metadata as m; print(
   "$("${py[@]}" --version 2>&1), toolgate $("$bin" --version 2>/dev/null)"
 
 # --- the run's dir, cleanup -------------------------------------------------------
-mkdir -p "$here/.work"
-work="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" mcp-effects)" || exit 2
+mkdir -p "$work_parent"
+work="$(mktemp -d "$work_parent/run.XXXXXX")"
 ws="$work/ws"
 data="$work/data"
 mkdir -p "$ws" "$work/home"
@@ -92,7 +93,7 @@ cleanup() {
     echo "run.sh: kept $work"
   else
     rm -rf "$work"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   exit "$status"
 }

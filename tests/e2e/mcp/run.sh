@@ -89,8 +89,9 @@ echo "run.sh: server-filesystem $(node -p "require('$server_pkg/package.json').v
   "node $(node --version), $("${py[@]}" --version 2>&1), toolgate $("$bin" --version 2>/dev/null)"
 
 # --- the run's dir, processes, cleanup -----------------------------------------
-mkdir -p "$here/.work"
-work="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" mcp)" || exit 2
+mkdir -p "$work_parent"
+work="$(mktemp -d "$work_parent/run.XXXXXX")"
 ws="$work/ws"
 outside="$work/outside"
 elsewhere="$work/elsewhere"
@@ -107,7 +108,7 @@ cleanup() {
     echo "run.sh: kept $work"
   else
     rm -rf "$work"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   exit "$status"
 }

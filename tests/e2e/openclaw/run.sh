@@ -42,7 +42,7 @@
 # kept in .node/compile-cache (it halves the turn's time). The destructive
 # command deletes a directory OUTSIDE the workspace and outside the temp dirs
 # (toolgate lets deletions under /tmp through):
-# `rm -rf <this dir>/.work/<run>/<case>`; toolgate's default policy
+# `rm -rf <this dir>/.work/<run> (lib.sh work_root)/<case>`; toolgate's default policy
 # escalates it (R3). The ordinary command writes a marker in the workspace.
 # OpenClaw itself writes /tmp/openclaw and /tmp/openclaw-state-locks-<uid>.
 #
@@ -117,8 +117,9 @@ phase "node $(node --version), openclaw $(node -p 'require(process.argv[1]).vers
 # --- temp dirs, processes, cleanup -------------------------------------------------
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/toolgate-oc-e2e.XXXXXX")"
 # The sentinels live outside every temp dir (see above), next to this script.
-mkdir -p "$here/.work"
-outside="$(mktemp -d "$here/.work/run.XXXXXX")"
+work_parent="$(work_root "$here" openclaw)" || exit 2
+mkdir -p "$work_parent"
+outside="$(mktemp -d "$work_parent/run.XXXXXX")"
 fake_pid=""
 serve_pid=""
 relay_pid=""
@@ -145,7 +146,7 @@ cleanup() {
     echo "run.sh: kept $tmp and $outside"
   else
     rm -rf "$tmp" "$outside"
-    rmdir "$here/.work" 2>/dev/null || true
+    rmdir "$work_parent" 2>/dev/null || true
   fi
   echo "run.sh: cleaned up in $((SECONDS - t0)) s (processes $((t1 - t0)) s, files $((SECONDS - t1)) s)"
   exit "$status"

@@ -3,6 +3,7 @@
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -14,7 +15,15 @@ const CHECK_BUCKETS: &[f64] = &[
 /// Time-to-decision buckets for approvals, in seconds.
 const APPROVAL_BUCKETS: &[f64] = &[1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 900.0, 3600.0];
 
-/// Installs the recorder (once per process) and describes the metrics.
+/// How often the histograms' buffered samples are folded into their
+/// buckets. The exporter keeps every recorded sample (16 bytes each, one
+/// per check) until a scrape or this upkeep drains it: a daemon nobody
+/// scraped grew by 1.5 MB every 90,000 checks, without end. At 5,000
+/// checks a second a second's buffer is 80 KB.
+const UPKEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Installs the recorder (once per process), starts its upkeep and
+/// describes the metrics.
 pub fn install() {
     HANDLE.get_or_init(|| {
         let builder = PrometheusBuilder::new()
@@ -29,7 +38,10 @@ pub fn install() {
                 )
             });
         let handle = match builder.map(|b| b.install_recorder()) {
-            Ok(Ok(h)) => Some(h),
+            Ok(Ok(h)) => {
+                start_upkeep(h.clone());
+                Some(h)
+            }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "metrics are off: cannot install the recorder");
                 None
@@ -42,6 +54,27 @@ pub fn install() {
         describe();
         handle
     });
+}
+
+/// Drains the histograms' sample buffers every [`UPKEEP_EVERY`], on a
+/// thread of its own: the recorder is process-wide and may be installed
+/// outside any async runtime. Without it memory grows with every check,
+/// so a failure to start it is logged as an error.
+fn start_upkeep(handle: PrometheusHandle) {
+    let started = std::thread::Builder::new()
+        .name("toolgate-metrics".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(UPKEEP_EVERY);
+                handle.run_upkeep();
+            }
+        });
+    if let Err(e) = started {
+        tracing::error!(
+            error = %e,
+            "cannot start the metrics upkeep thread: memory will grow with every check until /metrics is scraped"
+        );
+    }
 }
 
 fn describe() {

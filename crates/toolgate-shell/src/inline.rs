@@ -73,15 +73,20 @@ pub(crate) fn shell_snippets(code: &str) -> Vec<Snippet> {
     out
 }
 
+/// Where a sed command may start, with its optional address: the start of
+/// a line or after `;`, `{` or `}`, a line number, `$` or `/regex/`, a
+/// second address after a comma, and `!` negating them. One pattern for
+/// every command toolgate reads, so `1!e CMD` and `1, 3w FILE` are found
+/// alike.
+const SED_ADDRESS: &str =
+    r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/\n]*/)?(?:\s*,\s*(?:\d+|\$|/[^/\n]*/))?\s*!?\s*";
+
 /// Commands a sed script runs: GNU sed's `e command` runs `command`; the
 /// `e` flag of `s///e` runs the edited line, which is not known statically.
 pub(crate) fn sed_commands(script: &str) -> Vec<Snippet> {
     static E_CMD: OnceLock<Regex> = OnceLock::new();
     let e_cmd = E_CMD.get_or_init(|| {
-        Regex::new(
-            r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/]*/)?(?:,(?:\d+|\$|/[^/]*/))?\s*e\s+([^;\n}]+)",
-        )
-        .expect("valid regex")
+        Regex::new(&format!(r"{SED_ADDRESS}e\s+([^;\n}}]+)")).expect("valid regex")
     });
     let mut out: Vec<Snippet> = e_cmd
         .captures_iter(script)
@@ -102,10 +107,7 @@ pub(crate) fn sed_commands(script: &str) -> Vec<Snippet> {
 pub(crate) fn sed_file_effects(script: &str) -> Vec<String> {
     static FILE_CMD: OnceLock<Regex> = OnceLock::new();
     let file_cmd = FILE_CMD.get_or_init(|| {
-        Regex::new(
-            r"(?m)(?:^|[;{}])\s*(?:\d+|\$|/[^/\n]*/)?(?:\s*,\s*(?:\d+|\$|/[^/\n]*/))?\s*!?\s*([wWrR])[ \t]*([^\n]+)",
-        )
-        .expect("valid regex")
+        Regex::new(&format!(r"{SED_ADDRESS}([wWrR])[ \t]*([^\n]+)")).expect("valid regex")
     });
     let mut out = Vec::new();
     for c in file_cmd.captures_iter(script) {
@@ -487,6 +489,14 @@ mod tests {
             sed_commands("1e rm -rf ~"),
             vec![Snippet::Script("rm -rf ~".into())]
         );
+        // A negated or spaced address runs the command all the same.
+        for script in ["1!e rm -rf ~", "1, 3e rm -rf ~", "/x/!e rm -rf ~"] {
+            assert_eq!(
+                sed_commands(script),
+                vec![Snippet::Script("rm -rf ~".into())],
+                "{script}"
+            );
+        }
         assert_eq!(sed_commands("s/x/y/e").len(), 1);
         assert!(sed_commands("s/e/f/g").is_empty());
         assert!(sed_commands("1,20p").is_empty());
